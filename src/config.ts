@@ -1,0 +1,64 @@
+// Reads the process environment once into a validated, frozen Config that is passed down (never a global).
+import { resolve } from 'node:path';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly baseDomain: string;
+  readonly publicUrl: URL;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly trustProxy: boolean;
+  readonly logLevel: string;
+  readonly defaultCountryCode: string;
+  readonly rls: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be an integer between 0 and 65535, got "${env.PORT}"`);
+  }
+  const baseDomain = (env.BASE_DOMAIN || 'localhost').toLowerCase();
+  if (!/^[a-z0-9.-]+$/.test(baseDomain)) {
+    throw new ConfigError(`BASE_DOMAIN must be a host name such as "localhost" or "privacy.example.com", got "${env.BASE_DOMAIN}"`);
+  }
+  let publicUrl: URL;
+  try {
+    publicUrl = new URL(env.PUBLIC_URL || `http://${baseDomain}:${port}`);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute URL such as "https://privacy.example.com", got "${env.PUBLIC_URL}"`);
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const databaseUrl = env.DATABASE_URL ? env.DATABASE_URL : null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const defaultCountryCode = env.DEFAULT_COUNTRY_CODE || '+91';
+  if (!/^\+[1-9][0-9]{0,3}$/.test(defaultCountryCode)) {
+    throw new ConfigError(`DEFAULT_COUNTRY_CODE must look like "+91", got "${env.DEFAULT_COUNTRY_CODE}"`);
+  }
+  const rlsSetting = (env.ASSENT_RLS || 'on').toLowerCase();
+  if (rlsSetting !== 'on' && rlsSetting !== 'off') {
+    throw new ConfigError(`ASSENT_RLS must be "on" or "off", got "${env.ASSENT_RLS}"`);
+  }
+  return Object.freeze({
+    port,
+    host: env.HOST || '0.0.0.0',
+    baseDomain,
+    publicUrl,
+    dataDir: resolve(env.DATA_DIR || './data'),
+    databaseUrl,
+    trustProxy: ['1', 'true', 'yes', 'on'].includes((env.TRUST_PROXY || '').toLowerCase()),
+    logLevel,
+    defaultCountryCode,
+    rls: rlsSetting === 'on',
+  });
+}

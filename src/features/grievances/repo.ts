@@ -1,0 +1,130 @@
+// Grievance SQL. Built from a tenant transaction; org_id is stamped here from it, never taken from input.
+import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import type { Actor } from '../../platform/auth/access.js';
+import type { GrievanceCategory, GrievanceStatus } from './schemas.js';
+
+export interface GrievanceRow {
+  id: string;
+  ticket_id: string;
+  client_user_id: string;
+  user_id: string | null;
+  subject: string;
+  description: string;
+  category: GrievanceCategory;
+  status: GrievanceStatus;
+  attachment_url: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface StatusChangeRow {
+  status: GrievanceStatus;
+  previous_status: GrievanceStatus | null;
+  changed_at: Date;
+  actor: { type: 'api_key' | 'user'; id: string };
+  note: string | null;
+}
+
+const COLUMNS = 'id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at';
+const G_COLUMNS = COLUMNS.split(', ').map((c) => `g.${c}`).join(', ');
+
+export function grievanceRepo(tx: TenantTx) {
+  return {
+    listByClientUser(clientUserId: string): Promise<GrievanceRow[]> {
+      return tx.query<GrievanceRow>(
+        `select ${COLUMNS} from grievances where org_id = $1 and client_user_id = $2 order by created_at desc, id desc`,
+        [tx.orgId, clientUserId],
+      );
+    },
+
+    /** Inserts the ticket and its first history entry in one statement; null when the ticket_id was taken. */
+    async insert(t: {
+      id: string;
+      historyId: string;
+      ticketId: string;
+      clientUserId: string;
+      subject: string;
+      description: string;
+      category: string;
+      attachmentUrl: string | null;
+      at: Date;
+      actor: Actor;
+    }): Promise<GrievanceRow | null> {
+      const rows = await tx.query<GrievanceRow>(
+        `with g as (
+           insert into grievances (org_id, id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at)
+           values ($1::uuid, $2::uuid, $3::text, $4::text,
+                   (select id from data_principals where org_id = $1::uuid and dp_id = $4::text),
+                   $5::text, $6::text, $7::text, 'open', $8::text, $9::timestamptz, $9::timestamptz)
+           on conflict (org_id, ticket_id) do nothing
+           returning ${COLUMNS}
+         ), h as (
+           insert into grievance_status_changes (org_id, id, grievance_id, status, previous_status, changed_at, actor_type, actor_id, note)
+           select $1::uuid, $10::uuid, g.id, 'open', null, $9::timestamptz, $11::text, $12::uuid, null from g
+         )
+         select ${COLUMNS} from g`,
+        [tx.orgId, t.id, t.ticketId, t.clientUserId, t.subject, t.description, t.category, t.attachmentUrl, t.at, t.historyId, t.actor.type, t.actor.id],
+      );
+      return rows[0] ?? null;
+    },
+
+    /**
+     * Applies the given fields, bumps updated_at, and appends a history entry when the status changed,
+     * in one statement. null when no ticket has that ticket_id.
+     */
+    async update(u: {
+      ticketId: string;
+      status: GrievanceStatus | undefined;
+      attachmentUrl: string | null | undefined;
+      at: Date;
+      historyId: string;
+      actor: Actor;
+      note: string | null;
+    }): Promise<GrievanceRow | null> {
+      const rows = await tx.query<GrievanceRow>(
+        `with old as (
+           select id, status from grievances where org_id = $1::uuid and ticket_id = $2::text for update
+         ), upd as (
+           update grievances g
+              set status = coalesce($3::text, g.status),
+                  attachment_url = case when $4::boolean then $5::text else g.attachment_url end,
+                  updated_at = $6::timestamptz
+             from old
+            where g.org_id = $1::uuid and g.id = old.id
+           returning ${G_COLUMNS}, old.status as previous_status
+         ), h as (
+           insert into grievance_status_changes (org_id, id, grievance_id, status, previous_status, changed_at, actor_type, actor_id, note)
+           select $1::uuid, $7::uuid, upd.id, upd.status, upd.previous_status, $6::timestamptz, $8::text, $9::uuid, $10::text
+             from upd where upd.status <> upd.previous_status
+         )
+         select ${COLUMNS} from upd`,
+        [
+          tx.orgId,
+          u.ticketId,
+          u.status ?? null,
+          u.attachmentUrl !== undefined,
+          u.attachmentUrl ?? null,
+          u.at,
+          u.historyId,
+          u.actor.type,
+          u.actor.id,
+          u.note,
+        ],
+      );
+      return rows[0] ?? null;
+    },
+
+    /** The ticket's status history, oldest first; empty when no ticket has that ticket_id. */
+    history(ticketId: string): Promise<StatusChangeRow[]> {
+      return tx.query<StatusChangeRow>(
+        `select h.status, h.previous_status, h.changed_at,
+                json_build_object('type', h.actor_type, 'id', h.actor_id) as actor, h.note
+           from grievances g
+           join grievance_status_changes h on h.org_id = g.org_id and h.grievance_id = g.id
+          where g.org_id = $1::uuid and g.ticket_id = $2::text
+          order by h.changed_at, h.id`,
+        [tx.orgId, ticketId],
+      );
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Grievance ticket schemas: one per route part; they drive validation, serialization and the OpenAPI document.
+import { Type, type Static } from 'typebox';
+import { HttpUrl, Nullable, Text, Timestamp } from '../../platform/http/schema-kit.js';
+
+export const GRIEVANCE_CATEGORIES = [
+  'data_access',
+  'rectification',
+  'erasure',
+  'consent_withdrawal',
+  'nomination',
+  'data_portability',
+  'objection',
+  'complaint',
+  'other',
+] as const;
+
+export const GRIEVANCE_STATUSES = ['open', 'in_progress', 'on_hold', 'resolved', 'rejected', 'closed'] as const;
+
+export type GrievanceStatus = (typeof GRIEVANCE_STATUSES)[number];
+
+export type GrievanceCategory = (typeof GRIEVANCE_CATEGORIES)[number];
+
+// Plain `enum` arrays give one clear error ("must be one of: ...") instead of one per literal.
+const CategoryEnum = Type.Unsafe<GrievanceCategory>({ type: 'string', enum: [...GRIEVANCE_CATEGORIES], description: 'Kind of rights request' });
+const StatusEnum = Type.Unsafe<GrievanceStatus>({ type: 'string', enum: [...GRIEVANCE_STATUSES], description: 'Any status may move to any other' });
+
+export const GrievanceTicket = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'Internal UUID of the ticket record' }),
+    ticket_id: Type.String({ description: 'Human-readable identifier: GRV- and 8 characters of A-Z0-9', examples: ['GRV-7K2M9QXA'] }),
+    client_user_id: Type.String({ description: "Your application's identifier for the user who filed the ticket" }),
+    user_id: Nullable(Type.String({ format: 'uuid' }), {
+      description: 'Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null',
+    }),
+    subject: Type.String(),
+    description: Type.String(),
+    category: CategoryEnum,
+    status: StatusEnum,
+    attachment_url: Nullable(Type.String()),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { title: 'GrievanceTicket' },
+);
+
+export const CreateGrievanceBody = Type.Object(
+  {
+    client_user_id: Text(255, { description: 'User filing the request' }),
+    subject: Text(200),
+    description: Text(10_000),
+    category: CategoryEnum,
+    attachment_url: Type.Optional(Nullable(HttpUrl({ description: 'URL of a supporting document; null means not set' }))),
+  },
+  { additionalProperties: false },
+);
+export type CreateGrievanceInput = Static<typeof CreateGrievanceBody>;
+
+export const UpdateGrievanceBody = Type.Object(
+  {
+    status: Type.Optional(StatusEnum),
+    attachment_url: Type.Optional(Nullable(HttpUrl({ description: 'null clears it' }))),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'At least one of status, attachment_url' },
+);
+export type UpdateGrievanceInput = Static<typeof UpdateGrievanceBody>;
+
+export const UserParams = Type.Object({ user_id: Type.String({ description: 'The client_user_id of the user' }) });
+export const TicketParams = Type.Object({
+  ticket_id: Type.String({ description: 'The GRV- identifier (not the internal UUID); a malformed one is simply not found' }),
+});
+
+export const StatusChange = Type.Object(
+  {
+    status: StatusEnum,
+    previous_status: Nullable(StatusEnum),
+    changed_at: Timestamp(),
+    actor: Type.Object({
+      type: Type.Unsafe<'api_key' | 'user'>({ type: 'string', enum: ['api_key', 'user'] }),
+      id: Type.String({ format: 'uuid', description: 'The API key id or user id that made the change' }),
+    }),
+    note: Nullable(Type.String(), { description: "Set only through the organization's management API" }),
+  },
+  { title: 'GrievanceStatusChange' },
+);
+

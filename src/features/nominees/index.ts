@@ -1,0 +1,13 @@
+// Nominees: the feature's only public surface.
+import type { FastifyInstance } from 'fastify';
+import { nomineeRoutes } from './routes.js';
+import { createNomineeService, type NomineeServiceDeps } from './service.js';
+
+export { createNomineeService, type NomineeService } from './service.js';
+export { RELATIONSHIPS, NOMINEE_STATUSES } from './schemas.js';
+
+export function registerNominees(app: FastifyInstance, deps: NomineeServiceDeps) {
+  const service = createNomineeService(deps);
+  nomineeRoutes(app, service);
+  return service;
+}

@@ -1,0 +1,66 @@
+// Nominee HTTP routes: schema, access rule, one service call each.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { tenantOf } from '../../platform/auth/access.js';
+import { errorResponses } from '../../platform/http/schema-kit.js';
+import type { NomineeService } from './service.js';
+import { CreateNomineeBody, DeletedMessage, NomineeParams, UpdateNomineeBody, UserNominee, UserParams } from './schemas.js';
+
+const access = { apiKey: 'nominees' } as const;
+const common = { tags: ['Nominees'], security: [{ ApiKey: [] }] };
+
+export function nomineeRoutes(app: FastifyInstance, service: NomineeService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get('/nominee/user/:user_id', {
+    config: { access },
+    schema: {
+      ...common,
+      summary: "List a data principal's nominees",
+      description: 'Newest first (created_at descending); an empty array when there are none. Scope: `nominees` or `admin`.',
+      params: UserParams,
+      response: { 200: Type.Array(UserNominee), ...errorResponses(400, 401, 403) },
+    },
+    handler: (req) => service.listForUser(tenantOf(req), req.params.user_id),
+  });
+
+  r.post('/nominee', {
+    config: { access },
+    schema: {
+      ...common,
+      summary: 'Appoint a nominee',
+      description:
+        'Status is always `pending` and `verified_at` null on creation. `nominee_email` is stored lower-cased; `nominee_mobile` normalised to E.164 (a bare 10-digit number gets `+91`). Unknown fields are refused. Scope: `nominees` or `admin`.',
+      body: CreateNomineeBody,
+      response: { 201: UserNominee, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.create(tenantOf(req), req.body)),
+  });
+
+  r.put('/nominee/:nominee_id', {
+    config: { access },
+    schema: {
+      ...common,
+      summary: 'Update a nominee',
+      description:
+        'Any of the accepted fields; at least one. `purpose_of_appointment: null` clears it. `verified_at` is set when `status` becomes `verified`, kept while it stays so, and cleared when it leaves. Scope: `nominees` or `admin`.',
+      params: NomineeParams,
+      body: UpdateNomineeBody,
+      response: { 200: UserNominee, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    handler: (req) => service.update(tenantOf(req), req.params.nominee_id, req.body),
+  });
+
+  r.delete('/nominee/:nominee_id', {
+    config: { access },
+    schema: {
+      ...common,
+      summary: 'Remove a nominee permanently',
+      description: 'Cannot be undone. Scope: `nominees` or `admin`.',
+      params: NomineeParams,
+      response: { 200: DeletedMessage, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.remove(tenantOf(req), req.params.nominee_id),
+  });
+}

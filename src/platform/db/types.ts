@@ -1,0 +1,26 @@
+// The narrow database surface the rest of the code sees: a query function, a tenant transaction, a system handle.
+
+/** Runs one parameterised statement and returns its rows. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+/** A transaction that can also run a multi-statement script (migrations). */
+export interface ScriptRunner extends Queryable {
+  exec(script: string): Promise<void>;
+}
+
+export interface Database {
+  readonly kind: 'pglite' | 'postgres';
+  /**
+   * The owner connection, used before a tenant is known (host and key lookups, organization creation,
+   * migrations). Bypasses row-level security: confined to platform/ and features/accounts.
+   */
+  readonly system: Queryable & {
+    transaction<T>(fn: (tx: ScriptRunner) => Promise<T>): Promise<T>;
+    exec(script: string): Promise<void>;
+  };
+  /** Runs fn in one transaction as the `assent_app` role with `app.org_id` set: row-level security applies. */
+  tenantTransaction<T>(orgId: string, fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

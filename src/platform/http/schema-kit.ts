@@ -1,0 +1,77 @@
+// Shared schema pieces: the error body every route documents, nullable and timestamp helpers, and the
+// trimmed-string rules of contract §4.
+import { Type, type Static, type TSchema } from 'typebox';
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'What went wrong, and what to fix' }),
+    details: Type.Optional(
+      Type.Array(
+        Type.Object({
+          field: Type.String({ description: 'The field (or path) at fault' }),
+          message: Type.String({ description: 'Why it was refused' }),
+        }),
+        { description: 'Validation errors only: one entry per problem found' },
+      ),
+    ),
+  },
+  { title: 'Error' },
+);
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history)',
+  401: 'API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host',
+  403: 'The key lacks the required scope',
+  404: 'No such record in this organization (malformed ids and other organizations\' ids included)',
+  409: 'Conflict with the current state',
+  410: 'Gone',
+  413: 'Body over 256 KiB',
+  415: 'Body not sent as application/json',
+  429: 'Too many requests',
+  500: 'Internal server error (no detail is ever given)',
+};
+
+/** OpenAPI responses for the given error statuses, all with the shared error body. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const s of [...statuses, 500]) out[s] = Type.Object(ErrorBody.properties, { description: ERROR_DESCRIPTIONS[s] ?? 'Error' });
+  return out;
+}
+
+/** A string or null (JSON Schema type array, OpenAPI 3.1). */
+export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}) {
+  const raw = { ...(schema as Record<string, unknown>), ...options };
+  const type = raw.type;
+  return Type.Unsafe<Static<T> | null>({ ...raw, type: [type, 'null'] });
+}
+
+export const Timestamp = (description?: string) =>
+  Type.Unsafe<Date | string>({ type: 'string', format: 'date-time', description });
+
+export const NullableTimestamp = (description?: string) =>
+  Type.Unsafe<Date | string | null>({ type: ['string', 'null'], format: 'date-time', description });
+
+/** A required, trimmed, non-empty string of at most `max` characters. */
+export const Text = (max: number, options: Record<string, unknown> = {}) => Type.String({ minLength: 1, maxLength: max, ...options });
+
+export const HttpUrl = (options: Record<string, unknown> = {}) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    pattern: '^[hH][tT][tT][pP][sS]?://[^\\s/$.?#][^\\s]*$',
+    'x-message': 'must be an http(s) URL',
+    ...options,
+  });
+
+export const Email = (options: Record<string, unknown> = {}) =>
+  Type.String({ minLength: 1, maxLength: 254, format: 'email', 'x-message': 'must be a valid email address', ...options });
+
+/** E.164 (+ then 8-15 digits), or a bare 10-digit national number that gets the default country code. */
+export const Phone = (options: Record<string, unknown> = {}) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 16,
+    pattern: '^(\\+[0-9]{8,15}|[0-9]{10})$',
+    'x-message': 'must be E.164 (+ then 8-15 digits) or a 10-digit national number',
+    ...options,
+  });

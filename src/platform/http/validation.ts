@@ -1,0 +1,116 @@
+// Request validation: strict bodies (unknown fields refused, every problem listed), coerced query strings
+// and params; Ajv's errors turned into the contract's details [{field, message}].
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import type { ErrorDetail } from './errors.js';
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    removeAdditional: false,
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    verbose: true,
+    strict: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+export function installValidation(app: FastifyInstance): void {
+  const bodyAjv = makeAjv(false);
+  const queryAjv = makeAjv(true);
+  const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : queryAjv;
+    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  };
+  app.setValidatorCompiler(compiler);
+  // Strings are trimmed before validation, so lengths and "not empty" count what is stored.
+  app.addHook('preValidation', async (request) => {
+    if (request.body && typeof request.body === 'object') request.body = trimStrings(request.body);
+  });
+}
+
+function trimStrings(value: unknown): unknown {
+  if (typeof value === 'string') return value.trim();
+  if (Array.isArray(value)) return value.map(trimStrings);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = trimStrings(v);
+    return out;
+  }
+  return value;
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'a JSON object',
+  array: 'an array',
+  null: 'null',
+};
+
+function describeType(type: unknown): string {
+  const types = Array.isArray(type) ? type : [type];
+  return types.map((t) => TYPE_WORDS[String(t)] ?? String(t)).join(' or ');
+}
+
+function join(path: string, name: string | undefined): string {
+  return [path, name].filter(Boolean).join('.');
+}
+
+function detail(e: ErrorObject, context: string): ErrorDetail {
+  const path = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+  const custom = (e.parentSchema as { 'x-message'?: string } | undefined)?.['x-message'];
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { field: join(path, p.missingProperty as string), message: 'is required' };
+    case 'additionalProperties':
+      return { field: join(path, p.additionalProperty as string), message: 'is not an accepted field' };
+    case 'minLength':
+      return { field: path || context, message: p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters` };
+    case 'maxLength':
+      return { field: path || context, message: `must be at most ${p.limit} characters` };
+    case 'enum':
+      return { field: path || context, message: `must be one of: ${(p.allowedValues as unknown[]).join(', ')}` };
+    case 'type':
+      return { field: path || context, message: `must be ${describeType(p.type)}` };
+    case 'format':
+    case 'pattern':
+      return { field: path || context, message: custom ?? `must be a valid ${String(p.format ?? 'value')}` };
+    case 'minProperties': {
+      const names = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+      return { field: path || context, message: `must contain at least one of: ${names.join(', ')}` };
+    }
+    case 'minimum':
+    case 'maximum':
+      return { field: path || context, message: `must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${p.limit}` };
+    default:
+      return { field: path || context, message: e.message ?? 'is invalid' };
+  }
+}
+
+export function validationDetails(errors: ErrorObject[], context: string): ErrorDetail[] {
+  const seen = new Set<string>();
+  const out: ErrorDetail[] = [];
+  for (const e of errors) {
+    const d = detail(e, context);
+    const key = `${d.field}\u0000${d.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(d);
+    }
+  }
+  return out;
+}
