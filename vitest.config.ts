@@ -7,6 +7,7 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    globalSetup: ['test/support/global-setup.ts'],
     projects: stores.map((store) => ({
       extends: true,
       test: { name: store, env: { ASSENT_TEST_STORE: store }, include: ['test/**/*.test.ts'] },

@@ -1,0 +1,47 @@
+// Process entry for the server: loadConfig -> open store (migrates) -> buildApp -> listen; on SIGTERM or
+// SIGINT stop accepting, finish in-flight requests, flush key usage, close the store (PGlite must be
+// closed cleanly), release the data directory.
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { openStore } from './platform/db/store.js';
+
+export async function serve(config: Config): Promise<void> {
+  const store = await openStore(config, 'server');
+  let app;
+  try {
+    app = await buildApp({ config, db: store.db });
+    await app.listen({ port: config.port, host: config.host });
+  } catch (e) {
+    await app?.close().catch(() => {});
+    await store.close();
+    throw e;
+  }
+  const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
+  app.log.info(
+    { store: where, migrations: store.migration.applied },
+    `Assent listening: organizations at ${config.publicUrl.protocol}//<slug>.${config.publicUrl.host}, API reference at ${config.publicUrl.origin}/docs`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      app.log.error('shutdown took over 10 s; exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    try {
+      await app.close();
+      await store.close();
+      app.log.info('stopped cleanly');
+      process.exitCode = 0;
+    } catch (err) {
+      app.log.error({ err }, 'shutdown failed');
+      process.exitCode = 1;
+    }
+  };
+  process.once('SIGTERM', (s) => void stop(s));
+  process.once('SIGINT', (s) => void stop(s));
+}

@@ -1,0 +1,8 @@
+// Builds dist/ once before any suite runs, for the tests that start the real `assent` command.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export default function setup(): void {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  execFileSync(process.execPath, [`${root}scripts/build.mjs`], { stdio: 'inherit' });
+}
