@@ -8,7 +8,7 @@ import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
 import { installHealth } from './platform/http/health.js';
-import { installAccessControl } from './platform/auth/access.js';
+import { installAccessControl, type RouteAccessEntry } from './platform/auth/access.js';
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
 import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
 import { createAccountsService } from './features/accounts/index.js';
@@ -55,7 +55,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
   app.addHook('onClose', async () => apiKeys.close());
-  installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys });
+  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys });
 
   installHealth(app, db);
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
@@ -63,6 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
 
   app.decorate('services', { accounts, apiKeys });
+  app.decorate('routeAccess', routeAccess);
   return app;
 }
 
@@ -72,5 +73,7 @@ declare module 'fastify' {
       accounts: ReturnType<typeof createAccountsService>;
       apiKeys: ReturnType<typeof createApiKeyVerifier>;
     };
+    /** Every route registered after the access hook, with its declared access rule. */
+    routeAccess: RouteAccessEntry[];
   }
 }

@@ -42,9 +42,17 @@ export function uniqueSlug(prefix = 't'): string {
   return `${prefix}${randomBytes(5).toString('hex')}`;
 }
 
-export async function buildTestApp(options: { env?: NodeJS.ProcessEnv; rls?: boolean } = {}): Promise<TestApp> {
+export interface BuildTestAppOptions {
+  env?: NodeJS.ProcessEnv;
+  rls?: boolean;
+  /** Wraps the store before the app sees it (e.g. to count round trips). */
+  wrapDb?: (db: Database) => Database;
+}
+
+export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<TestApp> {
   const store = await createScratchStore();
-  const db = await store.open({ rls: options.rls });
+  const opened = await store.open({ rls: options.rls });
+  const db = options.wrapDb ? options.wrapDb(opened) : opened;
   const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env });
   const clock = manualClock();
   const app = await buildApp({ config, db, clock, logger: false });

@@ -63,14 +63,24 @@ function headerValue(request: FastifyRequest, name: string): string {
   return (Array.isArray(v) ? v[0] : v)?.trim() ?? '';
 }
 
-export function installAccessControl(app: FastifyInstance, deps: AccessDeps): void {
+export interface RouteAccessEntry {
+  method: string;
+  url: string;
+  access: RouteAccess;
+}
+
+/** Installs the access hook; returns the access table of every route registered after it (tests, docs). */
+export function installAccessControl(app: FastifyInstance, deps: AccessDeps): RouteAccessEntry[] {
   app.decorateRequest('tenant', null);
+  const table: RouteAccessEntry[] = [];
 
   // Fail closed: a route that does not say who may call it is refused at start-up.
   app.addHook('onRoute', (route) => {
-    if (route.config?.access === undefined) {
+    const access = route.config?.access;
+    if (access === undefined) {
       throw new Error(`route ${route.method} ${route.url} declares no access rule (config.access)`);
     }
+    for (const method of [route.method].flat()) if (method !== 'HEAD') table.push({ method, url: route.url, access });
   });
 
   app.addHook('onRequest', async (request) => {
@@ -100,4 +110,5 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): vo
       requestId: request.id,
     };
   });
+  return table;
 }

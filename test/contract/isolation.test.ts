@@ -1,0 +1,91 @@
+// Tenant isolation in the database (DESIGN "Tenant isolation, two layers"): row-level security holds
+// even for a query that forgets its org_id filter, on both stores.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { slugFromHost } from '../../src/platform/auth/tenant-host.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => t?.close());
+
+const ticket = { client_user_id: 'u', subject: 's', description: 'd', category: 'other' };
+
+test('RLS: a tenant transaction sees only its own rows, even without an org_id filter', async () => {
+  const a = await t.tenant();
+  const b = await t.tenant();
+  await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: ticket });
+  await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: ticket });
+  await t.call({ method: 'POST', url: '/grievance', org: b, key: b.key, body: ticket });
+  const count = (orgId: string) =>
+    t.db.tenantTransaction(orgId, async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from grievances'))[0]!.n);
+  expect(await count(a.id)).toBe(2);
+  expect(await count(b.id)).toBe(1);
+  const history = await t.db.tenantTransaction(b.id, (tx) => tx.query('select org_id from grievance_status_changes'));
+  expect(history).toEqual([{ org_id: b.id }]);
+});
+
+test("RLS: a tenant transaction cannot write another organization's rows", async () => {
+  const a = await t.tenant();
+  const b = await t.tenant();
+  await expect(
+    t.db.tenantTransaction(b.id, (tx) =>
+      tx.query("insert into nominees (org_id, id, client_user_id, nominee_name, nominee_email, nominee_mobile, relationship, status, created_at, updated_at) values ($1, gen_random_uuid(), 'u', 'n', 'e@x.io', '+911234567890', 'spouse', 'pending', now(), now())", [a.id]),
+    ),
+  ).rejects.toThrow(/row-level security/);
+  const updated = await t.db.tenantTransaction(b.id, (tx) => tx.query("update grievances set status = 'closed' where org_id = $1 returning id", [a.id]));
+  expect(updated).toEqual([]);
+});
+
+test('RLS: the ticket history is append-only for the service role', async () => {
+  const a = await t.tenant();
+  await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: ticket });
+  await expect(t.db.tenantTransaction(a.id, (tx) => tx.query("update grievance_status_changes set note = 'x'"))).rejects.toThrow(/permission denied/);
+  await expect(t.db.tenantTransaction(a.id, (tx) => tx.query('delete from grievance_status_changes'))).rejects.toThrow(/permission denied/);
+});
+
+test('RLS: the tenant transaction runs as the unprivileged role', async () => {
+  const a = await t.tenant();
+  const [row] = await t.db.tenantTransaction(a.id, (tx) => tx.query<{ u: string; org: string }>("select current_user as u, current_setting('app.org_id') as org"));
+  expect(row).toEqual({ u: 'assent_app', org: a.id });
+});
+
+test('§1 tenant from Host: the first label under BASE_DOMAIN, case-insensitive, port ignored', () => {
+  expect(slugFromHost('acme.localhost:3000', 'localhost')).toBe('acme');
+  expect(slugFromHost('ACME.LocalHost', 'localhost')).toBe('acme');
+  expect(slugFromHost('acme.privacy.example.com', 'privacy.example.com')).toBe('acme');
+  expect(slugFromHost('localhost:3000', 'localhost')).toBeNull();
+  expect(slugFromHost('a.b.localhost', 'localhost')).toBeNull();
+  expect(slugFromHost('acme.evil.com', 'localhost')).toBeNull();
+  expect(slugFromHost('[::1]:3000', 'localhost')).toBeNull();
+  expect(slugFromHost(undefined, 'localhost')).toBeNull();
+});
+
+test('§1 X-Forwarded-Host is ignored unless TRUST_PROXY is set', async () => {
+  const a = await t.tenant(['grievances']);
+  const res = await t.call({ method: 'GET', url: '/grievance/user/u', org: 'localhost', key: a.key, headers: { 'x-forwarded-host': a.host } });
+  expect(res.statusCode).toBe(401);
+  const proxied = await buildTestApp({ env: { TRUST_PROXY: 'true' } });
+  try {
+    const b = await proxied.tenant(['grievances']);
+    const ok = await proxied.call({ method: 'GET', url: '/grievance/user/u', org: 'proxy.internal', key: b.key, headers: { 'x-forwarded-host': b.host } });
+    expect(ok.statusCode).toBe(200);
+  } finally {
+    await proxied.close();
+  }
+});
+
+test('ASSENT_RLS=off still scopes every query by org_id', async () => {
+  const off = await buildTestApp({ rls: false });
+  try {
+    const a = await off.tenant();
+    const b = await off.tenant();
+    await off.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: ticket });
+    const res = await off.call({ method: 'GET', url: '/grievance/user/u', org: b, key: b.key });
+    expect(res.json()).toEqual([]);
+    expect((await off.call({ method: 'GET', url: '/grievance/user/u', org: a, key: a.key })).json()).toHaveLength(1);
+  } finally {
+    await off.close();
+  }
+});
