@@ -14,6 +14,9 @@ import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
 import { createAccountsService } from './features/accounts/index.js';
 import { registerGrievances } from './features/grievances/index.js';
 import { registerNominees } from './features/nominees/index.js';
+import { registerCollectionPoints } from './features/collection-points/index.js';
+import { registerConsentLinks, type ConsentLinkService } from './features/consent-links/index.js';
+import { registerConsents } from './features/consents/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -61,8 +64,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
   registerGrievances(app, { db, clock });
   registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
+  registerCollectionPoints(app, { db, clock });
+  const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
+  registerConsents(app, { db, clock });
 
-  app.decorate('services', { accounts, apiKeys });
+  app.decorate('services', { accounts, apiKeys, consentLinks });
   app.decorate('routeAccess', routeAccess);
   return app;
 }
@@ -72,6 +78,7 @@ declare module 'fastify' {
     services: {
       accounts: ReturnType<typeof createAccountsService>;
       apiKeys: ReturnType<typeof createApiKeyVerifier>;
+      consentLinks: ConsentLinkService;
     };
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];

@@ -23,6 +23,7 @@ export type Actor = { type: 'api_key'; id: string; scopes: Scope[] };
 export interface TenantContext {
   orgId: string;
   slug: string;
+  orgName: string;
   actor: Actor;
   requestId: string;
 }
@@ -106,6 +107,7 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     request.tenant = {
       orgId: org.id,
       slug: org.slug,
+      orgName: org.name,
       actor: { type: 'api_key', id: verified.id, scopes: verified.scopes },
       requestId: request.id,
     };

@@ -1,0 +1,177 @@
+// Asset and collection point SQL. Built from a tenant transaction; org_id is stamped here from it.
+import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import { isUuid } from '../../platform/ids.js';
+import type { ActiveStatus, ASSET_KINDS } from './schemas.js';
+
+export interface AssetRow {
+  id: string;
+  name: string;
+  kind: (typeof ASSET_KINDS)[number];
+  status: ActiveStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PurposeRow {
+  id: string;
+  name: string;
+  description: string;
+  required: boolean;
+}
+
+export interface CollectionPointRow {
+  id: string;
+  display_id: string;
+  asset_id: string;
+  name: string;
+  notice: string;
+  notice_version: number;
+  purposes: PurposeRow[];
+  status: ActiveStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const ASSET_COLUMNS = 'id, name, kind, status, created_at, updated_at';
+const POINT_COLUMNS = 'id, display_id, asset_id, name, notice, notice_version, purposes, status, created_at, updated_at';
+
+export function assetRepo(tx: TenantTx) {
+  return {
+    async insert(a: { id: string; name: string; kind: string; at: Date }): Promise<AssetRow> {
+      const rows = await tx.query<AssetRow>(
+        `insert into assets (org_id, id, name, kind, status, created_at, updated_at)
+         values ($1::uuid, $2::uuid, $3::text, $4::text, 'active', $5::timestamptz, $5::timestamptz) returning ${ASSET_COLUMNS}`,
+        [tx.orgId, a.id, a.name, a.kind, a.at],
+      );
+      return rows[0]!;
+    },
+
+    async list(q: { status?: string; limit: number; offset: number }): Promise<{ data: AssetRow[]; count: number }> {
+      const rows = await tx.query<AssetRow & { total: number }>(
+        `select ${ASSET_COLUMNS}, count(*) over ()::int as total from assets
+          where org_id = $1::uuid and ($2::text is null or status = $2::text)
+          order by created_at desc, id desc limit $3::int offset $4::int`,
+        [tx.orgId, q.status ?? null, q.limit, q.offset],
+      );
+      const count = rows[0]?.total ?? (q.offset > 0 ? await countAssets(tx, q.status) : 0);
+      return { data: rows.map(({ total: _total, ...a }) => a), count };
+    },
+
+    async get(id: string): Promise<AssetRow | null> {
+      if (!isUuid(id)) return null;
+      const rows = await tx.query<AssetRow>(`select ${ASSET_COLUMNS} from assets where org_id = $1::uuid and id = $2::uuid`, [tx.orgId, id]);
+      return rows[0] ?? null;
+    },
+
+    async update(id: string, c: { name?: string; kind?: string; status?: string }, at: Date): Promise<AssetRow | null> {
+      if (!isUuid(id)) return null;
+      const rows = await tx.query<AssetRow>(
+        `update assets set name = coalesce($3::text, name), kind = coalesce($4::text, kind),
+                status = coalesce($5::text, status), updated_at = $6::timestamptz
+          where org_id = $1::uuid and id = $2::uuid returning ${ASSET_COLUMNS}`,
+        [tx.orgId, id, c.name ?? null, c.kind ?? null, c.status ?? null, at],
+      );
+      return rows[0] ?? null;
+    },
+  };
+}
+
+async function countAssets(tx: TenantTx, status?: string): Promise<number> {
+  const rows = await tx.query<{ n: number }>(
+    'select count(*)::int as n from assets where org_id = $1::uuid and ($2::text is null or status = $2::text)',
+    [tx.orgId, status ?? null],
+  );
+  return rows[0]!.n;
+}
+
+export function collectionPointRepo(tx: TenantTx) {
+  return {
+    /** The next CPnnn number of this organization (a counter row, so concurrent creations never collide). */
+    async nextDisplayNumber(): Promise<number> {
+      const rows = await tx.query<{ value: string }>(
+        `insert into org_sequences (org_id, name, value) values ($1::uuid, 'collection_point', 1)
+         on conflict (org_id, name) do update set value = org_sequences.value + 1 returning value`,
+        [tx.orgId],
+      );
+      return Number(rows[0]!.value);
+    },
+
+    async displayIdTaken(displayId: string): Promise<boolean> {
+      const rows = await tx.query('select 1 from collection_points where org_id = $1::uuid and display_id = $2::text', [tx.orgId, displayId]);
+      return rows.length > 0;
+    },
+
+    /** null when the display_id is taken. */
+    async insert(p: Omit<CollectionPointRow, 'notice_version' | 'status' | 'created_at' | 'updated_at'> & { at: Date }): Promise<CollectionPointRow | null> {
+      const rows = await tx.query<CollectionPointRow>(
+        `insert into collection_points (org_id, id, display_id, asset_id, name, notice, notice_version, purposes, status, created_at, updated_at)
+         values ($1::uuid, $2::uuid, $3::text, $4::uuid, $5::text, $6::text, 1, $7::text::jsonb, 'active', $8::timestamptz, $8::timestamptz)
+         on conflict (org_id, display_id) do nothing
+         returning ${POINT_COLUMNS}`,
+        [tx.orgId, p.id, p.display_id, p.asset_id, p.name, p.notice, JSON.stringify(p.purposes), p.at],
+      );
+      return rows[0] ?? null;
+    },
+
+    async list(q: { assetId?: string; status?: string; limit: number; offset: number }): Promise<{ data: CollectionPointRow[]; count: number }> {
+      const rows = await tx.query<CollectionPointRow & { total: number }>(
+        `select ${POINT_COLUMNS}, count(*) over ()::int as total from collection_points
+          where org_id = $1::uuid and ($2::uuid is null or asset_id = $2::uuid) and ($3::text is null or status = $3::text)
+          order by created_at, id limit $4::int offset $5::int`,
+        [tx.orgId, q.assetId ?? null, q.status ?? null, q.limit, q.offset],
+      );
+      let count = rows[0]?.total ?? 0;
+      if (rows.length === 0 && q.offset > 0) {
+        const n = await tx.query<{ n: number }>(
+          `select count(*)::int as n from collection_points
+            where org_id = $1::uuid and ($2::uuid is null or asset_id = $2::uuid) and ($3::text is null or status = $3::text)`,
+          [tx.orgId, q.assetId ?? null, q.status ?? null],
+        );
+        count = n[0]!.n;
+      }
+      return { data: rows.map(({ total: _total, ...p }) => p), count };
+    },
+
+    /** By UUID or display_id. */
+    async find(idOrDisplayId: string, options: { forUpdate?: boolean } = {}): Promise<CollectionPointRow | null> {
+      const byId = isUuid(idOrDisplayId);
+      const rows = await tx.query<CollectionPointRow>(
+        `select ${POINT_COLUMNS} from collection_points where org_id = $1::uuid and ${byId ? 'id = $2::uuid' : 'display_id = $2::text'}
+         ${options.forUpdate ? 'for update' : ''}`,
+        [tx.orgId, byId ? idOrDisplayId.toLowerCase() : idOrDisplayId],
+      );
+      return rows[0] ?? null;
+    },
+
+    /** A collection point with its asset's status (creating links needs both active). */
+    async findWithAsset(idOrDisplayId: string): Promise<(CollectionPointRow & { asset_status: ActiveStatus }) | null> {
+      const byId = isUuid(idOrDisplayId);
+      const rows = await tx.query<CollectionPointRow & { asset_status: ActiveStatus }>(
+        `select ${POINT_COLUMNS.split(', ').map((c) => `cp.${c}`).join(', ')}, a.status as asset_status
+           from collection_points cp join assets a on a.org_id = cp.org_id and a.id = cp.asset_id
+          where cp.org_id = $1::uuid and ${byId ? 'cp.id = $2::uuid' : 'cp.display_id = $2::text'}`,
+        [tx.orgId, byId ? idOrDisplayId.toLowerCase() : idOrDisplayId],
+      );
+      return rows[0] ?? null;
+    },
+
+    async update(
+      id: string,
+      c: { name?: string; notice?: string; purposes?: PurposeRow[]; status?: string; bumpVersion: boolean },
+      at: Date,
+    ): Promise<CollectionPointRow> {
+      const rows = await tx.query<CollectionPointRow>(
+        `update collection_points set
+            name = coalesce($3::text, name),
+            notice = coalesce($4::text, notice),
+            purposes = coalesce($5::text::jsonb, purposes),
+            status = coalesce($6::text, status),
+            notice_version = notice_version + case when $7::boolean then 1 else 0 end,
+            updated_at = $8::timestamptz
+          where org_id = $1::uuid and id = $2::uuid returning ${POINT_COLUMNS}`,
+        [tx.orgId, id, c.name ?? null, c.notice ?? null, c.purposes ? JSON.stringify(c.purposes) : null, c.status ?? null, c.bumpVersion, at],
+      );
+      return rows[0]!;
+    },
+  };
+}

@@ -1,0 +1,126 @@
+// Assets and the collection points under them: where consent is collected, with the notice and the
+// purposes a data principal is asked about. notice_version increases whenever either changes.
+import type { Database } from '../../platform/db/types.js';
+import { withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
+import type { Clock } from '../../platform/clock.js';
+import type { TenantContext } from '../../platform/auth/access.js';
+import { AppError } from '../../platform/http/errors.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { assetRepo, collectionPointRepo, type CollectionPointRow, type PurposeRow } from './repo.js';
+import type {
+  CreateAssetInput,
+  CreateCollectionPointInput,
+  PurposeInputValue,
+  UpdateAssetInput,
+  UpdateCollectionPointInput,
+} from './schemas.js';
+
+const assetNotFound = () => new AppError('not_found', 'Asset not found');
+const pointNotFound = () => new AppError('not_found', 'Collection point not found');
+
+export interface CollectionPointServiceDeps {
+  db: Database;
+  clock: Clock;
+}
+
+/** Keeps the ids of purposes that name one; gives new ones an id. Unknown ids are refused. */
+function assignPurposeIds(input: PurposeInputValue[], existing: PurposeRow[]): PurposeRow[] {
+  const known = new Set(existing.map((p) => p.id));
+  const seen = new Set<string>();
+  const problems: { field: string; message: string }[] = [];
+  const purposes = input.map((p, i) => {
+    if (p.id !== undefined) {
+      if (!known.has(p.id)) problems.push({ field: `purposes.${i}.id`, message: 'is not a purpose of this collection point' });
+      else if (seen.has(p.id)) problems.push({ field: `purposes.${i}.id`, message: 'is listed twice' });
+      seen.add(p.id);
+    }
+    return { id: p.id ?? uuidv7(), name: p.name, description: (p.description ?? '').trim(), required: p.required ?? false };
+  });
+  if (problems.length > 0) throw new AppError('bad_request', `Invalid purposes: ${problems.map((d) => `${d.field} ${d.message}`).join('; ')}`, problems);
+  return purposes;
+}
+
+function samePurposes(a: PurposeRow[], b: PurposeRow[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export function createCollectionPointService({ db, clock }: CollectionPointServiceDeps) {
+  return {
+    createAsset(ctx: TenantContext, input: CreateAssetInput) {
+      return withTenant(db, ctx.orgId, (tx) => assetRepo(tx).insert({ id: uuidv7(), name: input.name, kind: input.kind, at: clock.now() }));
+    },
+
+    listAssets(ctx: TenantContext, q: { status?: string; limit?: number; offset?: number }) {
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      return withTenant(db, ctx.orgId, async (tx) => ({ ...(await assetRepo(tx).list({ status: q.status, limit, offset })), limit, offset }));
+    },
+
+    getAsset(ctx: TenantContext, id: string) {
+      return withTenant(db, ctx.orgId, async (tx) => (await assetRepo(tx).get(id)) ?? Promise.reject(assetNotFound()));
+    },
+
+    updateAsset(ctx: TenantContext, id: string, input: UpdateAssetInput) {
+      return withTenant(db, ctx.orgId, async (tx) => (await assetRepo(tx).update(id, input, clock.now())) ?? Promise.reject(assetNotFound()));
+    },
+
+    createCollectionPoint(ctx: TenantContext, input: CreateCollectionPointInput): Promise<CollectionPointRow> {
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const asset = await assetRepo(tx).get(input.asset_id);
+        if (!asset) throw new AppError('bad_request', 'asset_id names no asset of this organization', [{ field: 'asset_id', message: 'no such asset' }]);
+        if (asset.status !== 'active') {
+          throw new AppError('bad_request', 'The asset is inactive: reactivate it first', [{ field: 'asset_id', message: 'asset is inactive' }]);
+        }
+        const points = collectionPointRepo(tx);
+        const fields = { id: uuidv7(), asset_id: asset.id, name: input.name, notice: input.notice, purposes: assignPurposeIds(input.purposes, []), at: clock.now() };
+        if (input.display_id !== undefined) {
+          const row = await points.insert({ ...fields, display_id: input.display_id });
+          if (!row) throw new AppError('conflict', `display_id ${input.display_id} is already used by another collection point`);
+          return row;
+        }
+        // CP001, CP002, ...: skip numbers someone chose by hand.
+        for (let attempt = 0; attempt < 100; attempt++) {
+          const n = await points.nextDisplayNumber();
+          const displayId = `CP${String(n).padStart(3, '0')}`;
+          if (await points.displayIdTaken(displayId)) continue;
+          const row = await points.insert({ ...fields, display_id: displayId });
+          if (row) return row;
+        }
+        throw new AppError('conflict', 'Could not assign a display_id: choose one');
+      });
+    },
+
+    listCollectionPoints(ctx: TenantContext, q: { asset_id?: string; status?: string; limit?: number; offset?: number }) {
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      return withTenant(db, ctx.orgId, async (tx) => ({
+        ...(await collectionPointRepo(tx).list({ assetId: q.asset_id, status: q.status, limit, offset })),
+        limit,
+        offset,
+      }));
+    },
+
+    getCollectionPoint(ctx: TenantContext, idOrDisplayId: string) {
+      return withTenant(db, ctx.orgId, async (tx) => (await collectionPointRepo(tx).find(idOrDisplayId)) ?? Promise.reject(pointNotFound()));
+    },
+
+    updateCollectionPoint(ctx: TenantContext, idOrDisplayId: string, input: UpdateCollectionPointInput): Promise<CollectionPointRow> {
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const points = collectionPointRepo(tx);
+        const current = await points.find(idOrDisplayId, { forUpdate: true });
+        if (!current) throw pointNotFound();
+        const purposes = input.purposes ? assignPurposeIds(input.purposes, current.purposes) : undefined;
+        const bumpVersion =
+          (input.notice !== undefined && input.notice !== current.notice) || (purposes !== undefined && !samePurposes(purposes, current.purposes));
+        return points.update(current.id, { ...input, purposes, bumpVersion }, clock.now());
+      });
+    },
+  };
+}
+
+export type CollectionPointService = ReturnType<typeof createCollectionPointService>;
+
+/** For other features, inside their own tenant transaction: a collection point by UUID or display_id. */
+export function findCollectionPoint(tx: TenantTx, idOrDisplayId: string) {
+  return collectionPointRepo(tx).findWithAsset(idOrDisplayId);
+}

@@ -1,0 +1,275 @@
+// Consent links: a request for consent sent to a data principal's phone as a magic link on the
+// organization's subdomain, regenerated when it expires, completed by a consent, and listed in a
+// filterable history whose status is derived from time (never swept).
+import type { Database } from '../../platform/db/types.js';
+import { withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
+import type { Clock } from '../../platform/clock.js';
+import type { TenantContext } from '../../platform/auth/access.js';
+import { AppError } from '../../platform/http/errors.js';
+import { isUuid, uuidv7 } from '../../platform/ids.js';
+import { maskPhone, normalisePhone } from '../../platform/phone.js';
+import { newOpaqueToken } from '../../platform/crypto/opaque-tokens.js';
+import { findCollectionPoint } from '../collection-points/index.js';
+import { consentLinkRepo, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
+import type { ConsentAction, CreateConsentLinkInput, DuplicateConsentLinkInput, HistoryQueryInput, LinkStatus } from './schemas.js';
+
+export const MAX_REGENERATIONS = 5;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+
+export interface ConsentLinkServiceDeps {
+  db: Database;
+  clock: Clock;
+  publicUrl: URL;
+  defaultCountryCode: string;
+}
+
+export function linkStatus(r: Pick<RequestRow, 'completed_at' | 'expires_at'>, now: Date): LinkStatus {
+  if (r.completed_at) return 'complete';
+  return r.expires_at.getTime() <= now.getTime() ? 'expired' : 'active';
+}
+
+/** `<scheme>://<slug>.<host>[:<port>]/c/<token>` on PUBLIC_URL. */
+export function consentLinkUrl(publicUrl: URL, slug: string, token: string): string {
+  return `${publicUrl.protocol}//${slug}.${publicUrl.host}/c/${token}`;
+}
+
+function messagesFor(ctx: TenantContext, link: string, expiresAt: Date, to: { phone?: string; email?: string }): OutboundMessage[] {
+  const text = `${ctx.orgName} asks for your consent. Review and choose here: ${link} (valid until ${expiresAt.toISOString()})`;
+  const out: OutboundMessage[] = [];
+  if (to.phone) out.push({ id: uuidv7(), channel: 'sms', recipient: to.phone, body: text });
+  if (to.email) out.push({ id: uuidv7(), channel: 'email', recipient: to.email, body: text });
+  return out;
+}
+
+function deliveryStatus(messages: OutboundMessage[]): { sms?: 'queued'; email?: 'queued' } {
+  return Object.fromEntries(messages.map((m) => [m.channel, 'queued' as const]));
+}
+
+/** Whole UTC days inside [from, to] (to inclusive), or null when there is none. */
+export function wholeDays(from: Date | null, to: Date): { fromDay: Date | null; toDay: Date } | null {
+  const toDay = new Date(Math.floor((to.getTime() + 1) / DAY) * DAY);
+  const fromDay = from === null ? null : new Date(Math.ceil(from.getTime() / DAY) * DAY);
+  if (fromDay && fromDay.getTime() >= toDay.getTime()) return null;
+  return { fromDay, toDay };
+}
+
+export function createConsentLinkService({ db, clock, publicUrl, defaultCountryCode }: ConsentLinkServiceDeps) {
+  /** Counts per collection point from the daily rollups plus exact counts of the partial days at the edges. */
+  async function rollupCounts(repo: ReturnType<typeof consentLinkRepo>, f: HistoryFilter, now: Date): Promise<PointCounts[]> {
+    const days = wholeDays(f.from, f.to);
+    if (!days) return repo.exactCounts(f, now);
+    const parts = await Promise.all([
+      repo.rollupCounts(f, days.fromDay, days.toDay),
+      f.from && days.fromDay && f.from < days.fromDay ? repo.exactCounts(f, now, { from: f.from, to: days.fromDay, toExclusive: true }) : [],
+      repo.exactCounts(f, now, { from: days.toDay, to: f.to }),
+      repo.activeCounts(f, now),
+    ]);
+    const byPoint = new Map<string, PointCounts>();
+    const entry = (id: string) => {
+      let e = byPoint.get(id);
+      if (!e) byPoint.set(id, (e = { collection_point_id: id, total: 0, completed: 0, active: 0 }));
+      return e;
+    };
+    for (const rows of [parts[0], parts[1], parts[2]]) {
+      for (const r of rows) {
+        const e = entry(r.collection_point_id);
+        e.total += r.total;
+        e.completed += r.completed;
+      }
+    }
+    for (const r of parts[3]) entry(r.collection_point_id).active = r.active;
+    return [...byPoint.values()];
+  }
+
+  return {
+    async create(ctx: TenantContext, input: CreateConsentLinkInput) {
+      const phone = normalisePhone(input.phone, defaultCountryCode);
+      const at = clock.now();
+      const expiresAt = new Date(at.getTime() + (input.expiry_hours ?? 24) * HOUR);
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const point = await findCollectionPoint(tx, input.collection_point_id);
+        if (!point) throw new AppError('not_found', 'Collection point not found');
+        if (point.asset_id !== input.asset_id) {
+          throw new AppError('bad_request', 'asset_id is not the asset of this collection point', [
+            { field: 'asset_id', message: `is not the asset of collection point ${point.display_id}` },
+          ]);
+        }
+        if (point.status !== 'active' || point.asset_status !== 'active') {
+          const which = point.status !== 'active' ? `Collection point ${point.display_id}` : 'Its asset';
+          throw new AppError('bad_request', `${which} is inactive: no new consent links can be created for it`, [
+            { field: 'collection_point_id', message: 'is inactive' },
+          ]);
+        }
+        const requestId = uuidv7();
+        const eventId = uuidv7();
+        const { token, hash } = newOpaqueToken();
+        const link = consentLinkUrl(publicUrl, ctx.slug, token);
+        const messages = messagesFor(ctx, link, expiresAt, { phone: input.send_sms === false ? undefined : phone, email: input.email?.toLowerCase() });
+        await consentLinkRepo(tx).insertRequest({
+          requestId,
+          eventId,
+          assetId: point.asset_id,
+          collectionPointId: point.id,
+          dpId: input.dp_id ?? null,
+          phone,
+          tokenHash: hash,
+          at,
+          expiresAt,
+          messages,
+        });
+        return { request_id: requestId, event_id: eventId, consent_link: link, expires_at: expiresAt, delivery_status: deliveryStatus(messages) };
+      });
+    },
+
+    async duplicate(ctx: TenantContext, requestId: string, input: DuplicateConsentLinkInput) {
+      const notFound = new AppError('not_found', 'Consent request not found');
+      if (!isUuid(requestId)) throw notFound;
+      const at = clock.now();
+      const expiresAt = new Date(at.getTime() + (input.expiry_hours ?? 24) * HOUR);
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const repo = consentLinkRepo(tx);
+        const current = await repo.lockRequest(requestId);
+        if (!current) throw notFound;
+        if (current.completed_at) throw new AppError('gone', 'Consent was already given for this request: there is nothing to regenerate');
+        if (current.expires_at.getTime() > at.getTime()) {
+          throw new AppError('conflict', `The current link is still active until ${current.expires_at.toISOString()}: regenerate it once it has expired`);
+        }
+        if (current.regeneration_count >= MAX_REGENERATIONS) {
+          throw new AppError('rate_limited', `This request has been regenerated ${MAX_REGENERATIONS} times, the most allowed: create a new consent link instead`);
+        }
+        const eventId = uuidv7();
+        const { token, hash } = newOpaqueToken();
+        const link = consentLinkUrl(publicUrl, ctx.slug, token);
+        const messages = messagesFor(ctx, link, expiresAt, { phone: input.send_sms === false ? undefined : current.phone });
+        const regenerationCount = await repo.regenerate({
+          requestId,
+          previousEventId: current.event_id,
+          eventId,
+          tokenHash: hash,
+          at,
+          expiresAt,
+          messages,
+        });
+        return {
+          request_id: requestId,
+          event_id: eventId,
+          consent_link: link,
+          expires_at: expiresAt,
+          delivery_status: deliveryStatus(messages),
+          regeneration_count: regenerationCount,
+        };
+      });
+    },
+
+    /**
+     * The history envelope. `strategy: 'exact'` counts every matching row; 'auto' (the default) reads
+     * whole days from the daily rollups when only asset, collection point and time filters apply.
+     */
+    async history(ctx: TenantContext, q: HistoryQueryInput, options: { strategy?: 'auto' | 'exact' } = {}) {
+      const now = clock.now();
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      const from = q.from === undefined ? null : new Date(q.from);
+      const to = q.to === undefined ? now : new Date(q.to);
+      const problems: { field: string; message: string }[] = [];
+      if (from && from.getTime() > now.getTime()) problems.push({ field: 'from', message: 'must be in the past' });
+      if (from && to.getTime() < from.getTime()) problems.push({ field: 'to', message: 'must not be before from' });
+      if (problems.length > 0) throw new AppError('bad_request', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+
+      const filters = {
+        assetId: q.asset_id,
+        collectionPointId: q.collection_point_id ?? null,
+        eventId: q.event_id ?? null,
+        dpId: q.dp_id ?? null,
+        from: from ? from.toISOString() : null,
+        to: to.toISOString(),
+        limit,
+        offset,
+      };
+      const empty = { data: [], count: 0, summary: { total_links: 0, active: 0, completed: 0, expired: 0 }, collectionPointSummary: {}, filters };
+      // Ids that cannot exist match nothing: no query needed.
+      if (!isUuid(q.asset_id) || (q.event_id !== undefined && !isUuid(q.event_id))) return empty;
+      const pointIsUuid = q.collection_point_id !== undefined && isUuid(q.collection_point_id);
+      const f: HistoryFilter = {
+        assetId: q.asset_id.toLowerCase(),
+        collectionPointUuid: pointIsUuid ? q.collection_point_id!.toLowerCase() : undefined,
+        collectionPointDisplayId: q.collection_point_id !== undefined && !pointIsUuid ? q.collection_point_id : undefined,
+        eventId: q.event_id?.toLowerCase(),
+        dpId: q.dp_id,
+        from,
+        to,
+      };
+      const useRollups = options.strategy !== 'exact' && f.eventId === undefined && f.dpId === undefined;
+
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const repo = consentLinkRepo(tx);
+        const [rows, counts] = await Promise.all([repo.page(f, limit, offset), useRollups ? rollupCounts(repo, f, now) : repo.exactCounts(f, now)]);
+        const summary = { total_links: 0, active: 0, completed: 0, expired: 0 };
+        const collectionPointSummary: Record<string, { total: number; active: number; completed: number; expired: number }> = {};
+        for (const c of counts.sort((a, b) => a.collection_point_id.localeCompare(b.collection_point_id))) {
+          if (c.total === 0) continue;
+          const expired = c.total - c.completed - c.active;
+          collectionPointSummary[c.collection_point_id] = { total: c.total, active: c.active, completed: c.completed, expired };
+          summary.total_links += c.total;
+          summary.active += c.active;
+          summary.completed += c.completed;
+          summary.expired += expired;
+        }
+        return {
+          data: rows.map((r) => ({
+            request_id: r.request_id,
+            event_id: r.event_id,
+            collection_point_id: r.collection_point_id,
+            asset_id: r.asset_id,
+            phone: maskPhone(r.phone),
+            status: linkStatus(r, now),
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            completed_at: r.completed_at,
+            consent_action: r.consent_action,
+            regeneration_count: r.regeneration_count,
+          })),
+          count: summary.total_links,
+          summary,
+          collectionPointSummary,
+          filters,
+        };
+      });
+    },
+  };
+}
+
+export type ConsentLinkService = ReturnType<typeof createConsentLinkService>;
+
+/**
+ * For the consents feature, inside its transaction: completes the request of link instance `eventId`
+ * with a consent, or throws the contract's error (404 unknown, 400 other data principal or collection
+ * point, 409 already complete, 410 expired or superseded). Returns the request id.
+ */
+export async function completeLinkRequest(
+  tx: TenantTx,
+  c: { eventId: string; collectionPointId: string; dpId: string; action: ConsentAction; at: Date },
+): Promise<string> {
+  const notFound = new AppError('not_found', 'Consent link not found: no link has that event_id');
+  if (!isUuid(c.eventId)) throw notFound;
+  const repo = consentLinkRepo(tx);
+  const link = await repo.lockByEvent(c.eventId.toLowerCase());
+  if (!link) throw notFound;
+  if (link.collection_point_id !== c.collectionPointId) {
+    throw new AppError('bad_request', 'event_id belongs to a link of another collection point', [{ field: 'event_id', message: 'is a link of another collection point' }]);
+  }
+  if (link.dp_id !== null && link.dp_id !== c.dpId) {
+    throw new AppError('bad_request', "dp_id is not the consent request's data principal", [{ field: 'dp_id', message: 'does not match the consent request' }]);
+  }
+  if (link.completed_at) throw new AppError('conflict', 'Consent was already given for this request');
+  if (link.this_event_superseded_at) throw new AppError('gone', 'This link was replaced by a newer one: use the latest link of the request');
+  if (link.this_event_expires_at.getTime() <= c.at.getTime()) throw new AppError('gone', 'This link has expired: the organization can send a new one');
+  await repo.complete(link.request_id, c.action, c.dpId, c.at);
+  return link.request_id;
+}
+
+/** For the consents feature: a withdrawal shows as `revoked` on the latest completed request. */
+export function markLatestRequestRevoked(tx: TenantTx, collectionPointId: string, dpId: string): Promise<void> {
+  return consentLinkRepo(tx).markLatestRevoked(collectionPointId, dpId);
+}

@@ -1,0 +1,12 @@
+// Consents: the feature's only public surface.
+import type { FastifyInstance } from 'fastify';
+import { consentRoutes } from './routes.js';
+import { createConsentService, type ConsentServiceDeps } from './service.js';
+
+export { consentActionFor, type ConsentService } from './service.js';
+
+export function registerConsents(app: FastifyInstance, deps: ConsentServiceDeps) {
+  const service = createConsentService(deps);
+  consentRoutes(app, service);
+  return service;
+}

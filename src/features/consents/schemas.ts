@@ -1,0 +1,63 @@
+// Consent record schemas (contract §5): recording, withdrawing and reading a data principal's consent.
+import { Type, type Static } from 'typebox';
+import { Nullable, Text, Timestamp } from '../../platform/http/schema-kit.js';
+import { CONSENT_ACTIONS } from '../consent-links/index.js';
+
+const ActionEnum = Type.Unsafe<(typeof CONSENT_ACTIONS)[number]>({
+  type: 'string',
+  enum: [...CONSENT_ACTIONS],
+  description: 'approved: every purpose granted; partial_consent: some; declined: none, or a required one refused; revoked: withdrawn',
+});
+const Choice = Type.Object({ id: Type.String({ maxLength: 64 }), granted: Type.Boolean() }, { additionalProperties: false });
+
+export const PointParams = Type.Object({ collection_point_id: Type.String({ description: 'UUID or display_id' }) });
+
+export const RecordConsentBody = Type.Object(
+  {
+    dp_id: Text(255, { description: 'Your identifier for the data principal' }),
+    purposes: Type.Array(Choice, { minItems: 1, maxItems: 50, description: 'Every purpose of the collection point, exactly once' }),
+    event_id: Type.Optional(Type.String({ maxLength: 64, description: 'The link instance this consent completes' })),
+  },
+  { additionalProperties: false },
+);
+export type RecordConsentInput = Static<typeof RecordConsentBody>;
+
+export const WithdrawConsentBody = Type.Object({ dp_id: Text(255) }, { additionalProperties: false });
+
+export const ConsentRecord = Type.Object(
+  {
+    consent_id: Type.String({ format: 'uuid' }),
+    collection_point_id: Type.String({ format: 'uuid' }),
+    dp_id: Type.String(),
+    consent_action: ActionEnum,
+    purposes: Type.Array(Type.Object({ id: Type.String(), granted: Type.Boolean() })),
+    notice_version: Type.Integer({ description: 'The notice version the data principal saw' }),
+    request_id: Nullable(Type.String({ format: 'uuid' })),
+    event_id: Nullable(Type.String({ format: 'uuid' })),
+    created_at: Timestamp(),
+  },
+  { title: 'ConsentRecord' },
+);
+
+export const CurrentConsentQuery = Type.Object({ dp_id: Text(255) });
+
+export const CurrentConsent = Type.Object(
+  {
+    dp_id: Type.String(),
+    collection_point_id: Type.String({ format: 'uuid' }),
+    consent_id: Type.String({ format: 'uuid', description: 'The latest record, which holds the current choices' }),
+    consent_action: ActionEnum,
+    notice_version: Type.Integer({ description: 'The notice version of the latest record' }),
+    current_notice_version: Type.Integer({ description: "The collection point's notice version now: ask again when it is higher" }),
+    recorded_at: Timestamp(),
+    purposes: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        required: Type.Boolean(),
+        granted: Type.Boolean({ description: 'false for a purpose added after the latest record' }),
+      }),
+    ),
+  },
+  { title: 'CurrentConsent' },
+);

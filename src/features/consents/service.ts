@@ -1,0 +1,128 @@
+// Consents: append-only records of what a data principal agreed to at a collection point (notice
+// version, each purpose's choice, channel, time). A consent with an event_id completes that link's
+// request; a withdrawal is a new record, never an update.
+import type { Database } from '../../platform/db/types.js';
+import { withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
+import type { Clock } from '../../platform/clock.js';
+import type { TenantContext } from '../../platform/auth/access.js';
+import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { findCollectionPoint, type PurposeRow } from '../collection-points/index.js';
+import { completeLinkRequest, markLatestRequestRevoked, type ConsentAction } from '../consent-links/index.js';
+import { consentRepo } from './repo.js';
+import type { RecordConsentInput } from './schemas.js';
+
+export interface ConsentServiceDeps {
+  db: Database;
+  clock: Clock;
+}
+
+const pointNotFound = () => new AppError('not_found', 'Collection point not found');
+
+/** approved: all granted; declined: none, or any required purpose refused; partial_consent otherwise. */
+export function consentActionFor(purposes: PurposeRow[], choices: Map<string, boolean>): ConsentAction {
+  const granted = purposes.filter((p) => choices.get(p.id) === true).length;
+  if (granted === 0 || purposes.some((p) => p.required && choices.get(p.id) !== true)) return 'declined';
+  return granted === purposes.length ? 'approved' : 'partial_consent';
+}
+
+/** Every purpose of the collection point exactly once: missing, repeated and unknown ids are listed. */
+function checkChoices(purposes: PurposeRow[], choices: RecordConsentInput['purposes']): Map<string, boolean> {
+  const known = new Set(purposes.map((p) => p.id));
+  const problems: ErrorDetail[] = [];
+  const seen = new Map<string, boolean>();
+  choices.forEach((c, i) => {
+    if (!known.has(c.id)) problems.push({ field: `purposes.${i}.id`, message: 'is not a purpose of this collection point' });
+    else if (seen.has(c.id)) problems.push({ field: `purposes.${i}.id`, message: 'is listed more than once' });
+    seen.set(c.id, c.granted);
+  });
+  for (const p of purposes) if (!seen.has(p.id)) problems.push({ field: 'purposes', message: `must include purpose ${p.id} (${p.name})` });
+  if (problems.length > 0) {
+    throw new AppError('bad_request', `Invalid purposes: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+  }
+  return seen;
+}
+
+export function createConsentService({ db, clock }: ConsentServiceDeps) {
+  async function activePoint(tx: TenantTx, idOrDisplayId: string) {
+    const point = await findCollectionPoint(tx, idOrDisplayId);
+    if (!point) throw pointNotFound();
+    return point;
+  }
+
+  return {
+    record(ctx: TenantContext, collectionPointId: string, input: RecordConsentInput, channel: 'api' | 'link' = 'api') {
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const point = await activePoint(tx, collectionPointId);
+        if (point.status !== 'active') throw new AppError('bad_request', `Collection point ${point.display_id} is inactive: it collects no consent`);
+        const choices = checkChoices(point.purposes, input.purposes);
+        const action = consentActionFor(point.purposes, choices);
+        const requestId =
+          input.event_id === undefined
+            ? null
+            : await completeLinkRequest(tx, { eventId: input.event_id, collectionPointId: point.id, dpId: input.dp_id, action, at });
+        return consentRepo(tx).insert({
+          id: uuidv7(),
+          dataPrincipalId: uuidv7(),
+          collection_point_id: point.id,
+          dp_id: input.dp_id,
+          consent_action: action,
+          // In the collection point's order, so records read the same way whatever order they came in.
+          purposes: point.purposes.map((p) => ({ id: p.id, granted: choices.get(p.id)! })),
+          notice_version: point.notice_version,
+          request_id: requestId,
+          event_id: input.event_id?.toLowerCase() ?? null,
+          channel,
+          at,
+        });
+      });
+    },
+
+    withdraw(ctx: TenantContext, collectionPointId: string, dpId: string) {
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const point = await activePoint(tx, collectionPointId);
+        const repo = consentRepo(tx);
+        const latest = await repo.latest(point.id, dpId);
+        if (!latest) throw new AppError('not_found', 'No consent on record for this data principal at this collection point');
+        if (latest.consent_action === 'revoked') throw new AppError('conflict', 'Consent was already withdrawn');
+        await markLatestRequestRevoked(tx, point.id, dpId);
+        return repo.insert({
+          id: uuidv7(),
+          dataPrincipalId: uuidv7(),
+          collection_point_id: point.id,
+          dp_id: dpId,
+          consent_action: 'revoked',
+          purposes: point.purposes.map((p) => ({ id: p.id, granted: false })),
+          notice_version: point.notice_version,
+          request_id: null,
+          event_id: null,
+          channel: 'api',
+          at,
+        });
+      });
+    },
+
+    current(ctx: TenantContext, collectionPointId: string, dpId: string) {
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const point = await activePoint(tx, collectionPointId);
+        const latest = await consentRepo(tx).latest(point.id, dpId);
+        if (!latest) throw new AppError('not_found', 'No consent on record for this data principal at this collection point');
+        const granted = new Map(latest.purposes.map((p) => [p.id, p.granted]));
+        return {
+          dp_id: dpId,
+          collection_point_id: point.id,
+          consent_id: latest.consent_id,
+          consent_action: latest.consent_action,
+          notice_version: latest.notice_version,
+          current_notice_version: point.notice_version,
+          recorded_at: latest.created_at,
+          purposes: point.purposes.map((p) => ({ id: p.id, name: p.name, required: p.required, granted: granted.get(p.id) ?? false })),
+        };
+      });
+    },
+  };
+}
+
+export type ConsentService = ReturnType<typeof createConsentService>;
