@@ -21,7 +21,13 @@ if (existsSync(`${root}src`) && existsSync(`${root}tsconfig.build.json`)) {
   const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
   if (newestMtime(`${root}src`) > built) {
     process.stderr.write('assent: building dist/ (src/ changed)…\n');
-    execFileSync(process.execPath, [`${root}scripts/build.mjs`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // tsc prints its errors on stdout: they go to stderr, so they are seen and --json output stays clean.
+    try {
+      execFileSync(process.execPath, [`${root}scripts/build.mjs`], { stdio: ['ignore', process.stderr, 'inherit'] });
+    } catch {
+      process.stderr.write('assent: the build failed (compiler errors above); dist/ is unchanged\n');
+      process.exit(1);
+    }
   }
 }
 

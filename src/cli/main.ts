@@ -153,6 +153,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stderr.write(`assent: ${e.message}\n`);
       return 1;
     }
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      process.stderr.write(`assent: port ${(e as { port?: number }).port ?? ''} is already in use: stop the other server or set PORT\n`);
+      return 1;
+    }
     process.stderr.write(`assent: unexpected error: ${(e as Error).stack ?? e}\n`);
     return 1;
   }
