@@ -11,7 +11,17 @@ import { installHealth } from './platform/http/health.js';
 import { installAccessControl, type RouteAccessEntry } from './platform/auth/access.js';
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
 import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
-import { createAccountsService } from './features/accounts/index.js';
+import { createBearerVerifier } from './platform/auth/bearer-verifier.js';
+import { createMemoryCounter, createRedisCounter, type WindowCounter } from './platform/rate-limit.js';
+import {
+  authRoutes,
+  createAccountsService,
+  createSessionService,
+  createUserService,
+  LOGIN_WINDOW_MS,
+  type SessionService,
+  type UserService,
+} from './features/accounts/index.js';
 import { registerGrievances } from './features/grievances/index.js';
 import { registerNominees } from './features/nominees/index.js';
 import { registerCollectionPoints } from './features/collection-points/index.js';
@@ -57,18 +67,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
-  app.addHook('onClose', async () => apiKeys.close());
-  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys });
+  const bearer = createBearerVerifier(db, clock);
+  const counter = (prefix: string): WindowCounter =>
+    config.redisUrl
+      ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })
+      : createMemoryCounter({ windowMs: LOGIN_WINDOW_MS, clock });
+  const failuresByEmail = counter('login-email');
+  const failuresByAddress = counter('login-address');
+  app.addHook('onClose', async () => {
+    await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
+  });
+  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer });
 
   installHealth(app, db);
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
+  const users = createUserService({
+    db,
+    clock,
+    onUserChanged: (id) => bearer.forgetUser(id),
+    onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId),
+  });
+  const sessions = createSessionService({ db, clock, failuresByEmail, failuresByAddress, onSessionEnded: (id) => bearer.forgetSession(id) });
+  authRoutes(app, sessions);
   registerGrievances(app, { db, clock });
   registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   registerConsents(app, { db, clock });
 
-  app.decorate('services', { accounts, apiKeys, consentLinks });
+  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions });
   app.decorate('routeAccess', routeAccess);
   return app;
 }
@@ -79,6 +106,8 @@ declare module 'fastify' {
       accounts: ReturnType<typeof createAccountsService>;
       apiKeys: ReturnType<typeof createApiKeyVerifier>;
       consentLinks: ConsentLinkService;
+      users: UserService;
+      sessions: SessionService;
     };
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];

@@ -8,6 +8,7 @@ export interface Config {
   readonly publicUrl: URL;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
+  readonly redisUrl: string | null;
   readonly trustProxy: boolean;
   readonly logLevel: string;
   readonly defaultCountryCode: string;
@@ -41,6 +42,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
   }
+  const redisUrl = env.REDIS_URL ? env.REDIS_URL : null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  }
   const defaultCountryCode = env.DEFAULT_COUNTRY_CODE || '+91';
   if (!/^\+[1-9][0-9]{0,3}$/.test(defaultCountryCode)) {
     throw new ConfigError(`DEFAULT_COUNTRY_CODE must look like "+91", got "${env.DEFAULT_COUNTRY_CODE}"`);
@@ -56,6 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     dataDir: resolve(env.DATA_DIR || './data'),
     databaseUrl,
+    redisUrl,
     trustProxy: ['1', 'true', 'yes', 'on'].includes((env.TRUST_PROXY || '').toLowerCase()),
     logLevel,
     defaultCountryCode,

@@ -25,6 +25,8 @@ interface RouteCase {
   body?: object | ((f: Fixture) => object);
   /** The consent link history also needs X-Org-Id. */
   orgHeader?: boolean;
+  /** Member roles whose Bearer token the route takes. */
+  bearer?: readonly ('owner' | 'admin' | 'member')[];
   /** What another organization's key sees of this organization's record: a 404 with this error, or an empty list. */
   isolation?: { notFound: string } | { empty: (body: any) => number };
 }
@@ -38,6 +40,7 @@ const nomineeBody = {
   relationship: 'spouse',
 };
 const LINK = '/api/v1/external/public/consent-link';
+const OWNER_ADMIN = ['owner', 'admin'] as const;
 const choices = (f: Fixture) => ({ dp_id: 'dp-1', purposes: f.purposeIds.map((id) => ({ id, granted: true })) });
 const ticketGone = { notFound: 'Grievance ticket not found' };
 const nomineeGone = { notFound: 'Nominee not found' };
@@ -70,16 +73,18 @@ const ROUTES: RouteCase[] = [
     method: 'POST',
     path: LINK,
     scope: 'consent',
+    bearer: OWNER_ADMIN,
     url: () => LINK,
     body: (f) => ({ asset_id: f.assetId, collection_point_id: f.pointId, phone: '+919876543210' }),
     isolation: pointGone,
   },
-  { method: 'POST', path: `${LINK}/duplicate/:request_id`, scope: 'consent', url: (f) => `${LINK}/duplicate/${f.requestId}`, body: {}, isolation: { notFound: 'Consent request not found' } },
+  { method: 'POST', path: `${LINK}/duplicate/:request_id`, scope: 'consent', bearer: OWNER_ADMIN, url: (f) => `${LINK}/duplicate/${f.requestId}`, body: {}, isolation: { notFound: 'Consent request not found' } },
   {
     method: 'GET',
     path: `${LINK}/history`,
     scope: 'admin',
     orgHeader: true,
+    bearer: OWNER_ADMIN,
     url: (f) => `${LINK}/history?asset_id=${f.assetId}`,
     isolation: { empty: (b) => b.count + b.data.length },
   },
@@ -99,6 +104,17 @@ beforeAll(async () => {
   t = await buildTestApp();
 });
 afterAll(async () => t?.close());
+
+let users = 0;
+/** A new user with this role in the organization, logged in: their access token. */
+async function login(orgId: string, role: 'owner' | 'admin' | 'member'): Promise<string> {
+  const email = `user${++users}-${orgId.slice(-8)}@example.com`;
+  const user = await t.app.services.users.createUser({ email, password: 'a long enough password' });
+  await t.app.services.users.addMember(orgId, user.id, role);
+  const res = await t.call({ method: 'POST', url: '/auth/login', body: { email, password: 'a long enough password' } });
+  expect(res.statusCode).toBe(200);
+  return res.json().access_token;
+}
 
 async function fixture(): Promise<Fixture> {
   const org = await t.tenant(['admin']);
@@ -142,6 +158,7 @@ test('meta: every tenant route declares the scope the table expects', () => {
   for (const r of ROUTES) {
     const entry = t.app.routeAccess.find((e) => e.method === r.method && e.url === r.path);
     expect(entry?.access).toMatchObject({ apiKey: r.scope });
+    expect((entry?.access as { bearer?: readonly string[] }).bearer).toEqual(r.bearer);
   }
 });
 
@@ -172,12 +189,90 @@ describe.each(ROUTES)('$method $path', (route) => {
     expect(res.json()).toEqual(KEY_REQUIRED);
   });
 
-  test('§2 a Bearer token on an API-key endpoint counts as no API key', async () => {
-    const f = await fixture();
-    const res = await send(f, { headers: { authorization: 'Bearer some-token' } });
-    expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual(KEY_REQUIRED);
-  });
+  if (!route.bearer) {
+    test('§2 a Bearer token on an API-key endpoint counts as no API key', async () => {
+      const f = await fixture();
+      const token = await login(f.org.id, 'owner');
+      const res = await send(f, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual(KEY_REQUIRED);
+    });
+  }
+
+  if (route.bearer) {
+    const bearer = route.bearer;
+    const withToken = (token: string) => ({ authorization: `Bearer ${token}` });
+
+    test('§2 a Bearer token of an owner or admin is accepted', async () => {
+      for (const role of bearer) {
+        const f = await fixture();
+        const res = await send(f, { headers: withToken(await login(f.org.id, role)) });
+        expect([401, 403]).not.toContain(res.statusCode);
+        expect(res.statusCode).toBeLessThan(500);
+      }
+    });
+
+    test('§2 role too low: 403 Your role does not allow this action', async () => {
+      const f = await fixture();
+      const res = await send(f, { headers: withToken(await login(f.org.id, 'member')) });
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'Your role does not allow this action' });
+    });
+
+    test('§5.6 a valid token of a non-member: 403 User not a member of this tenant', async () => {
+      const f = await fixture();
+      const other = await t.tenant();
+      const res = await send(f, { headers: withToken(await login(other.id, 'owner')) });
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'User not a member of this tenant' });
+    });
+
+    test('§3 a valid token on an unknown host or the bare domain: the non-member 403', async () => {
+      const f = await fixture();
+      const token = await login(f.org.id, 'owner');
+      for (const host of ['no-such-org.localhost', 'localhost:3000']) {
+        const res = await send(f, { host, headers: withToken(token) });
+        expect(res.statusCode).toBe(403);
+        expect(res.json()).toEqual({ error: 'User not a member of this tenant' });
+      }
+    });
+
+    test('§2 an unknown, malformed, expired or logged-out token: 401 Invalid or expired token', async () => {
+      const f = await fixture();
+      const token = await login(f.org.id, 'owner');
+      for (const bad of ['nope', 'asa_' + 'A'.repeat(32)]) {
+        const res = await send(f, { headers: withToken(bad) });
+        expect(res.statusCode).toBe(401);
+        expect(res.json()).toEqual({ error: 'Invalid or expired token' });
+      }
+      const logout = await t.call({ method: 'POST', url: '/auth/logout', headers: withToken(token) });
+      expect(logout.statusCode).toBe(204);
+      const afterLogout = await send(f, { headers: withToken(token) });
+      expect(afterLogout.statusCode).toBe(401);
+      expect(afterLogout.json()).toEqual({ error: 'Invalid or expired token' });
+      const fresh = await login(f.org.id, 'owner');
+      t.clock.advance(3600_000);
+      const expired = await send(f, { headers: withToken(fresh) });
+      t.clock.advance(-3600_000);
+      expect(expired.statusCode).toBe(401);
+      expect(expired.json()).toEqual({ error: 'Invalid or expired token' });
+    });
+
+    test('§2 an Authorization header that is not Bearer counts as no credentials', async () => {
+      const f = await fixture();
+      const res = await send(f, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual(KEY_REQUIRED);
+    });
+
+    test('§2 when both are sent, the API key is used', async () => {
+      const f = await fixture();
+      const token = await login(f.org.id, 'owner');
+      const res = await send(f, { key: 'wrong', headers: withToken(token) });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual(INVALID_KEY);
+    });
+  }
 
   test('§2 a key that matches nothing: 401 Invalid API key', async () => {
     const f = await fixture();

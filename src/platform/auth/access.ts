@@ -1,23 +1,26 @@
 // Every route declares who may call it (route config `access`); one onRequest hook enforces it in the
 // contract's order, before parsing and validation: tenant from Host -> X-Org-Id (where required) ->
-// credentials present (401) -> valid for this tenant (401) -> scope (403).
+// credentials present (401) -> valid for this tenant (401, or 403 for a non-member) -> scope or role (403).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, AuthErrors } from '../http/errors.js';
 import type { ApiKeyVerifier, Scope } from './api-key-verifier.js';
+import type { BearerVerifier, Role } from './bearer-verifier.js';
 import { slugFromHost, type Organization, type OrganizationDirectory } from './tenant-host.js';
 
-export type { Scope };
+export type { Scope, Role };
 
 export type RouteAccess =
   | 'public'
   | {
-      /** API key scope the route needs; `admin` always suffices. */
-      apiKey: Scope;
+      /** API key scope the route takes (`admin` always suffices); absent: no API key is accepted. */
+      apiKey?: Scope;
+      /** Member roles whose Bearer token the route takes; absent: no Bearer token is accepted. */
+      bearer?: readonly Role[];
       /** The consent-link history also requires X-Org-Id naming the addressed organization. */
       orgHeader?: boolean;
     };
 
-export type Actor = { type: 'api_key'; id: string; scopes: Scope[] };
+export type Actor = { type: 'api_key'; id: string; scopes: Scope[] } | { type: 'user'; id: string; role: Role; sessionId: string };
 
 /** Who is calling, for which organization: the first argument of every service function. */
 export interface TenantContext {
@@ -42,6 +45,20 @@ export interface AccessDeps {
   trustProxy: boolean;
   organizations: OrganizationDirectory;
   apiKeys: ApiKeyVerifier;
+  bearer: BearerVerifier;
+}
+
+export const AccessErrors = {
+  invalidToken: () => new AppError('unauthorized', 'Invalid or expired token'),
+  notMember: () => new AppError('forbidden', 'User not a member of this tenant'),
+  roleTooLow: () => new AppError('forbidden', 'Your role does not allow this action'),
+  bearerOnly: () => new AppError('unauthorized', 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key'),
+} as const;
+
+/** The token of an `Authorization: Bearer <token>` header; anything else counts as no credentials. */
+export function bearerToken(request: FastifyRequest): string | null {
+  const match = /^Bearer +(\S+) *$/i.exec(headerValue(request, 'authorization'));
+  return match ? match[1]! : null;
 }
 
 /** A tenant route's context; throws if the route was declared public (a programming error). */
@@ -97,20 +114,42 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     }
 
     const key = headerValue(request, 'x-api-key');
-    if (!key) throw AuthErrors.keyRequired();
-    if (!org) throw AuthErrors.invalidKey();
-    const verified = await deps.apiKeys.verify(org.id, key);
-    if (!verified) throw AuthErrors.invalidKey();
-    if (!verified.scopes.includes('admin') && !verified.scopes.includes(access.apiKey)) {
-      throw AuthErrors.missingScope(access.apiKey);
+    const token = access.bearer ? bearerToken(request) : null;
+    // When both are sent, the API key is used.
+    if (key && access.apiKey) {
+      if (!org) throw AuthErrors.invalidKey();
+      const verified = await deps.apiKeys.verify(org.id, key);
+      if (!verified) throw AuthErrors.invalidKey();
+      if (!verified.scopes.includes('admin') && !verified.scopes.includes(access.apiKey)) {
+        throw AuthErrors.missingScope(access.apiKey);
+      }
+      request.tenant = {
+        orgId: org.id,
+        slug: org.slug,
+        orgName: org.name,
+        actor: { type: 'api_key', id: verified.id, scopes: verified.scopes },
+        requestId: request.id,
+      };
+      return;
     }
-    request.tenant = {
-      orgId: org.id,
-      slug: org.slug,
-      orgName: org.name,
-      actor: { type: 'api_key', id: verified.id, scopes: verified.scopes },
-      requestId: request.id,
-    };
+    if (token && access.bearer) {
+      const verified = await deps.bearer.verifyAccess(token);
+      if (!verified) throw AccessErrors.invalidToken();
+      // A valid token on an unknown organization's host reveals nothing: it is simply not a member.
+      const role = org ? await deps.bearer.roleIn(org.id, verified.userId) : null;
+      if (!org || !role) throw AccessErrors.notMember();
+      if (!access.bearer.includes(role)) throw AccessErrors.roleTooLow();
+      request.tenant = {
+        orgId: org.id,
+        slug: org.slug,
+        orgName: org.name,
+        actor: { type: 'user', id: verified.userId, role, sessionId: verified.sessionId },
+        requestId: request.id,
+      };
+      return;
+    }
+    if (key) throw AccessErrors.bearerOnly();
+    throw AuthErrors.keyRequired();
   });
   return table;
 }

@@ -12,3 +12,17 @@ export function newOpaqueToken(): { token: string; hash: string } {
   const token = randomCode(BASE62, 32);
   return { token, hash: sha256Hex(token) };
 }
+
+/** Access and refresh tokens: a recognisable prefix (for secret scanners) and 32 base62 characters. */
+export const ACCESS_TOKEN_PREFIX = 'asa_';
+export const REFRESH_TOKEN_PREFIX = 'asr_';
+const TOKEN_PATTERN = /^as[ar]_[0-9A-Za-z]{32}$/;
+
+export function newPrefixedToken(prefix: typeof ACCESS_TOKEN_PREFIX | typeof REFRESH_TOKEN_PREFIX): { token: string; hash: string } {
+  const token = prefix + randomCode(BASE62, 32);
+  return { token, hash: sha256Hex(token) };
+}
+
+export function looksLikeToken(value: string, prefix: string): boolean {
+  return TOKEN_PATTERN.test(value) && value.startsWith(prefix);
+}

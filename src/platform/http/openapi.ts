@@ -29,6 +29,11 @@ export async function installOpenApi(app: FastifyInstance, publicUrl: URL): Prom
             name: 'X-API-Key',
             description: 'ask_live_ + 32 characters, shown once at creation. Scopes: admin, grievances, nominees, consent.',
           },
+          Bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An access token from POST /auth/login (1 hour). The user must be a member of the organization addressed.',
+          },
         },
       },
     },

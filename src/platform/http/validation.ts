@@ -5,6 +5,13 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import type { ErrorDetail } from './errors.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: body strings are validated as sent, not trimmed. */
+    trimStrings?: boolean;
+  }
+}
+
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -29,8 +36,10 @@ export function installValidation(app: FastifyInstance): void {
     return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
   };
   app.setValidatorCompiler(compiler);
-  // Strings are trimmed before validation, so lengths and "not empty" count what is stored.
+  // Strings are trimmed before validation, so lengths and "not empty" count what is stored; routes
+  // that take secrets as typed (passwords) opt out.
   app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config.trimStrings === false) return;
     if (request.body && typeof request.body === 'object') request.body = trimStrings(request.body);
   });
 }
@@ -101,10 +110,22 @@ function detail(e: ErrorObject, context: string): ErrorDetail {
   }
 }
 
+// One problem, one entry: Ajv also reports a wrong-typed value as "not one of" the allowed values, and an
+// empty string as a malformed URL, email or phone; those follow-on errors only repeat the first.
+function isFollowOn(e: ErrorObject, errors: ErrorObject[]): boolean {
+  const sameValue = (keyword: string) => errors.some((o) => o.instancePath === e.instancePath && o.keyword === keyword);
+  if (e.keyword === 'enum') return sameValue('type');
+  if (e.keyword === 'format' || e.keyword === 'pattern') {
+    return errors.some((o) => o.instancePath === e.instancePath && o.keyword === 'minLength' && (o.params as { limit: number }).limit === 1);
+  }
+  return false;
+}
+
 export function validationDetails(errors: ErrorObject[], context: string): ErrorDetail[] {
   const seen = new Set<string>();
   const out: ErrorDetail[] = [];
   for (const e of errors) {
+    if (isFollowOn(e, errors)) continue;
     const d = detail(e, context);
     const key = `${d.field}\u0000${d.message}`;
     if (!seen.has(key)) {

@@ -1,0 +1,124 @@
+// Login sessions: opaque access tokens (1 hour) and rotating refresh tokens (30 days), stored as hashes.
+// Reusing a rotated refresh token ends the whole session; logout ends it at once. Failed logins are
+// throttled per email and per client address.
+import type { Database } from '../../platform/db/types.js';
+import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/http/errors.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { verifyPassword } from '../../platform/crypto/passwords.js';
+import {
+  ACCESS_TOKEN_PREFIX,
+  REFRESH_TOKEN_PREFIX,
+  looksLikeToken,
+  newPrefixedToken,
+  sha256Hex,
+} from '../../platform/crypto/opaque-tokens.js';
+import type { WindowCounter } from '../../platform/rate-limit.js';
+import type { ScriptRunner } from '../../platform/db/types.js';
+
+export const ACCESS_TOKEN_SECONDS = 3600;
+export const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
+export const LOGIN_WINDOW_MS = 15 * 60_000;
+export const MAX_FAILURES_PER_EMAIL = 10;
+export const MAX_FAILURES_PER_ADDRESS = 50;
+
+export interface TokenPair {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+}
+
+export interface SessionDeps {
+  db: Database;
+  clock: Clock;
+  failuresByEmail: WindowCounter;
+  failuresByAddress: WindowCounter;
+  /** Told when a session ends, so this process refuses its tokens at once. */
+  onSessionEnded?: (sessionId: string) => void;
+}
+
+const invalidToken = () => new AppError('unauthorized', 'Invalid or expired token');
+
+async function issueTokens(tx: ScriptRunner, sessionId: string, now: Date): Promise<TokenPair> {
+  const access = newPrefixedToken(ACCESS_TOKEN_PREFIX);
+  const refresh = newPrefixedToken(REFRESH_TOKEN_PREFIX);
+  await tx.query(
+    `insert into auth_tokens (token_hash, session_id, kind, created_at, expires_at)
+     values ($1, $3, 'access', $4, $5), ($2, $3, 'refresh', $4, $6)`,
+    [access.hash, refresh.hash, sessionId, now, new Date(now.getTime() + ACCESS_TOKEN_SECONDS * 1000), new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000)],
+  );
+  return { access_token: access.token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh.token };
+}
+
+export function createSessionService({ db, clock, failuresByEmail, failuresByAddress, onSessionEnded }: SessionDeps) {
+  return {
+    async login(input: { email: string; password: string; address: string }): Promise<TokenPair> {
+      const email = input.email.trim().toLowerCase();
+      const [byEmail, byAddress] = await Promise.all([failuresByEmail.peek(email), failuresByAddress.peek(input.address)]);
+      const blocked = [byEmail.count >= MAX_FAILURES_PER_EMAIL ? byEmail : null, byAddress.count >= MAX_FAILURES_PER_ADDRESS ? byAddress : null];
+      const wait = Math.max(0, ...blocked.map((b) => b?.resetInMs ?? 0));
+      if (wait > 0) {
+        throw new AppError('rate_limited', 'Too many login attempts', undefined, { 'Retry-After': String(Math.ceil(wait / 1000)) });
+      }
+      const rows = await db.system.query<{ id: string; password_hash: string }>('select id, password_hash from users where email = $1', [email]);
+      const user = rows[0];
+      // Unknown email or wrong password: the same answer, after the same work.
+      if (!(await verifyPassword(input.password, user?.password_hash ?? null)) || !user) {
+        await Promise.all([failuresByEmail.increment(email), failuresByAddress.increment(input.address)]);
+        throw new AppError('unauthorized', 'Invalid email or password');
+      }
+      await failuresByEmail.reset(email);
+      const now = clock.now();
+      return db.system.transaction(async (tx) => {
+        const sessionId = uuidv7();
+        await tx.query('insert into auth_sessions (id, user_id, created_at) values ($1, $2, $3)', [sessionId, user.id, now]);
+        return issueTokens(tx, sessionId, now);
+      });
+    },
+
+    async refresh(refreshToken: string): Promise<TokenPair> {
+      if (!looksLikeToken(refreshToken, REFRESH_TOKEN_PREFIX)) throw invalidToken();
+      const now = clock.now();
+      const outcome = await db.system.transaction(async (tx) => {
+        const rows = await tx.query<{ session_id: string; expires_at: Date; replaced_at: Date | null; revoked_at: Date | null }>(
+          `select t.session_id, t.expires_at, t.replaced_at, s.revoked_at
+             from auth_tokens t join auth_sessions s on s.id = t.session_id
+            where t.token_hash = $1 and t.kind = 'refresh'
+            for update of s`,
+          [sha256Hex(refreshToken)],
+        );
+        const row = rows[0];
+        if (!row || row.revoked_at) return { error: true as const };
+        if (row.replaced_at) {
+          // A rotated refresh token used again: someone holds a copy. End the session for everyone.
+          await tx.query("update auth_sessions set revoked_at = $2, revoked_reason = 'refresh_token_reused' where id = $1", [row.session_id, now]);
+          return { error: true as const, ended: row.session_id };
+        }
+        if (row.expires_at.getTime() <= now.getTime()) return { error: true as const };
+        // The old access token stops working at once, and this refresh token is spent.
+        await tx.query('update auth_tokens set replaced_at = $2 where session_id = $1 and replaced_at is null', [row.session_id, now]);
+        return { tokens: await issueTokens(tx, row.session_id, now), ended: row.session_id };
+      });
+      if (outcome.ended) onSessionEnded?.(outcome.ended);
+      if ('error' in outcome) throw invalidToken();
+      return outcome.tokens;
+    },
+
+    async logout(accessToken: string | null): Promise<void> {
+      if (!accessToken || !looksLikeToken(accessToken, ACCESS_TOKEN_PREFIX)) throw invalidToken();
+      const now = clock.now();
+      const rows = await db.system.query<{ id: string }>(
+        `update auth_sessions set revoked_at = $2, revoked_reason = 'logout'
+          where revoked_at is null and id = (
+            select session_id from auth_tokens where token_hash = $1 and kind = 'access' and replaced_at is null and expires_at > $2)
+          returning id`,
+        [sha256Hex(accessToken), now],
+      );
+      if (!rows[0]) throw invalidToken();
+      onSessionEnded?.(rows[0].id);
+    },
+  };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;
