@@ -6,7 +6,7 @@ import { openStore } from '../platform/db/store.js';
 import { DataDirBusyError } from '../platform/db/data-dir-lock.js';
 import { AppError } from '../platform/http/errors.js';
 import { systemClock } from '../platform/clock.js';
-import { createAccountsService, type AccountsService } from '../features/accounts/index.js';
+import { checkRole, createAccountsService, createUserService, type AccountsService, type UserService } from '../features/accounts/index.js';
 import { serve } from '../main.js';
 
 const USAGE = `Usage: assent <command> [options]
@@ -17,6 +17,11 @@ Commands:
                                                   Create an API key; the plaintext is printed once
   key list <slug> [--json]                        List an organization's keys (never the plaintext)
   key revoke <slug> <key-id> [--json]             Revoke a key at once
+  user create <email> --password-stdin [--org SLUG --role owner|admin|member] [--json]
+                                                  Create a user (password read from standard input)
+  user set-password <email> --password-stdin      Change a password; ends the user's sessions at once
+  member add <slug> <email> --role owner|admin|member [--json]
+                                                  Add a user to an organization, or change their role
   migrate [--json]                                Apply pending database migrations
   serve                                           Start the HTTP server (as npm start)
 
@@ -49,6 +54,23 @@ async function withAccounts<T>(config: Config, fn: (accounts: AccountsService) =
   }
 }
 
+async function withUsers<T>(config: Config, fn: (users: UserService, accounts: AccountsService) => Promise<T>): Promise<T> {
+  const store = await openStore(config, 'cli');
+  try {
+    return await fn(createUserService({ db: store.db, clock: systemClock }), createAccountsService({ db: store.db, clock: systemClock }));
+  } finally {
+    await store.close();
+  }
+}
+
+/** The whole of standard input, less one trailing newline: the password as typed or piped. */
+async function readPassword(): Promise<string> {
+  if (process.stdin.isTTY) throw new UsageError('--password-stdin reads the password from standard input: pipe it in, e.g. printf %s "$PASSWORD" | assent …');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
 function need(positionals: string[], count: number, usage: string): string[] {
   if (positionals.length !== count) throw new UsageError(`Usage: assent ${usage}`);
   return positionals;
@@ -62,6 +84,9 @@ async function run(argv: string[], config: () => Config): Promise<number> {
       json: { type: 'boolean', default: false },
       name: { type: 'string' },
       scopes: { type: 'string' },
+      org: { type: 'string' },
+      role: { type: 'string' },
+      'password-stdin': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -120,6 +145,48 @@ async function run(argv: string[], config: () => Config): Promise<number> {
       const [slug, keyId] = need(rest, 2, 'key revoke <slug> <key-id> [--json]');
       const key = await withAccounts(config(), (a) => a.revokeApiKey(slug!, keyId!));
       out.print(`Revoked API key ${key.id} (${key.prefix}…) of ${slug}`, { id: key.id, revoked_at: iso(key.revoked_at) });
+      return 0;
+    }
+    case 'user create': {
+      const [email] = need(rest, 1, 'user create <email> --password-stdin [--org SLUG --role owner|admin|member] [--json]');
+      if (!values['password-stdin']) throw new UsageError('user create needs --password-stdin (the password is never taken from the command line)');
+      if ((values.org === undefined) !== (values.role === undefined)) throw new UsageError('--org and --role go together');
+      const password = await readPassword();
+      const user = await withUsers(config(), async (users, accounts) => {
+        // Organization and role first: a refused membership must not leave a user behind.
+        const membership = values.org ? { org: await accounts.organizationBySlug(values.org), role: checkRole(values.role!) } : null;
+        const created = await users.createUser({ email: email!, password });
+        if (membership) await users.addMember(membership.org.id, created.id, membership.role);
+        return created;
+      });
+      out.print(
+        `Created user ${user.email} (${user.id})${values.org ? `, ${values.role} of ${values.org}` : ''}`,
+        { id: user.id, email: user.email, created_at: iso(user.created_at) },
+      );
+      return 0;
+    }
+    case 'user set-password': {
+      const [email] = need(rest, 1, 'user set-password <email> --password-stdin');
+      if (!values['password-stdin']) throw new UsageError('user set-password needs --password-stdin');
+      const password = await readPassword();
+      const user = await withUsers(config(), (users) => users.setPassword(email!, password));
+      out.print(`Password changed for ${user.email}; their sessions have ended`, { id: user.id, email: user.email });
+      return 0;
+    }
+    case 'member add': {
+      const [slug, email] = need(rest, 2, 'member add <slug> <email> --role owner|admin|member [--json]');
+      if (!values.role) throw new UsageError('member add needs --role owner|admin|member');
+      const result = await withUsers(config(), async (users, accounts) => {
+        const org = await accounts.organizationBySlug(slug!);
+        const user = await users.userByEmail(email!);
+        return { user, org, membership: await users.addMember(org.id, user.id, checkRole(values.role!)) };
+      });
+      out.print(`${result.user.email} is now ${result.membership.role} of ${result.org.slug}`, {
+        org: result.org.slug,
+        user_id: result.user.id,
+        email: result.user.email,
+        role: result.membership.role,
+      });
       return 0;
     }
     case 'migrate': {
