@@ -40,8 +40,16 @@ function assignPurposeIds(input: PurposeInputValue[], existing: PurposeRow[]): P
   return purposes;
 }
 
+// Field by field: purposes read back from jsonb come with their keys reordered, so comparing
+// serialisations would see every resubmitted list as a change and bump notice_version for nothing.
 function samePurposes(a: PurposeRow[], b: PurposeRow[]): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return (
+    a.length === b.length &&
+    a.every((p, i) => {
+      const q = b[i]!;
+      return p.id === q.id && p.name === q.name && p.description === q.description && p.required === q.required;
+    })
+  );
 }
 
 export function createCollectionPointService({ db, clock }: CollectionPointServiceDeps) {

@@ -52,16 +52,18 @@ export const ConsentLinkDuplicated = Type.Object(
 
 export const RequestParams = Type.Object({ request_id: Type.String({ description: 'The request_id returned at creation' }) });
 
+export const TIMESTAMP_MESSAGE = 'must be an ISO 8601 date-time with a time zone';
+
 export const HistoryQuery = Type.Object({
   asset_id: Type.String({ maxLength: 255, description: 'Required: the asset whose links to list' }),
   collection_point_id: Type.Optional(Type.String({ maxLength: 255, description: 'UUID or display_id' })),
   event_id: Type.Optional(Type.String({ maxLength: 255, description: 'Any link instance of a request (current or earlier)' })),
   dp_id: Type.Optional(Type.String({ maxLength: 255, description: "The request's data principal id" })),
   from: Type.Optional(
-    Type.String({ format: 'date-time', 'x-message': 'must be an ISO 8601 date-time with a time zone', description: 'created_at >= from; must be in the past' }),
+    Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at >= from; must be in the past' }),
   ),
   to: Type.Optional(
-    Type.String({ format: 'date-time', 'x-message': 'must be an ISO 8601 date-time with a time zone', description: 'created_at <= to; default now' }),
+    Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at <= to; default now' }),
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),

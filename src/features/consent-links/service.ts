@@ -11,7 +11,7 @@ import { maskPhone, normalisePhone } from '../../platform/phone.js';
 import { newOpaqueToken } from '../../platform/crypto/opaque-tokens.js';
 import { findCollectionPoint } from '../collection-points/index.js';
 import { consentLinkRepo, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
-import type { ConsentAction, CreateConsentLinkInput, DuplicateConsentLinkInput, HistoryQueryInput, LinkStatus } from './schemas.js';
+import { TIMESTAMP_MESSAGE, type ConsentAction, type CreateConsentLinkInput, type DuplicateConsentLinkInput, type HistoryQueryInput, type LinkStatus } from './schemas.js';
 
 export const MAX_REGENERATIONS = 5;
 const HOUR = 3_600_000;
@@ -90,7 +90,8 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
       return withTenant(db, ctx.orgId, async (tx) => {
         const point = await findCollectionPoint(tx, input.collection_point_id);
         if (!point) throw new AppError('not_found', 'Collection point not found');
-        if (point.asset_id !== input.asset_id) {
+        // UUIDs are case-insensitive on input (the collection point is looked up that way too).
+        if (point.asset_id !== input.asset_id.toLowerCase()) {
           throw new AppError('bad_request', 'asset_id is not the asset of this collection point', [
             { field: 'asset_id', message: `is not the asset of collection point ${point.display_id}` },
           ]);
@@ -173,8 +174,12 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
       const from = q.from === undefined ? null : new Date(q.from);
       const to = q.to === undefined ? now : new Date(q.to);
       const problems: { field: string; message: string }[] = [];
+      // The schema's date-time admits forms a Date cannot hold (a leap second, an hour-only offset).
+      if (from && Number.isNaN(from.getTime())) problems.push({ field: 'from', message: TIMESTAMP_MESSAGE });
+      if (Number.isNaN(to.getTime())) problems.push({ field: 'to', message: TIMESTAMP_MESSAGE });
       if (from && from.getTime() > now.getTime()) problems.push({ field: 'from', message: 'must be in the past' });
-      if (from && to.getTime() < from.getTime()) problems.push({ field: 'to', message: 'must not be before from' });
+      // Only a `to` the caller sent: the default (now) is before `from` only when `from` is in the future, reported above.
+      if (from && q.to !== undefined && to.getTime() < from.getTime()) problems.push({ field: 'to', message: 'must not be before from' });
       if (problems.length > 0) throw new AppError('bad_request', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
 
       const filters = {
