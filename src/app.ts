@@ -27,6 +27,7 @@ import { registerNominees } from './features/nominees/index.js';
 import { registerCollectionPoints } from './features/collection-points/index.js';
 import { registerConsentLinks, type ConsentLinkService } from './features/consent-links/index.js';
 import { registerConsents } from './features/consents/index.js';
+import { registerAudit } from './features/audit/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -94,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   registerConsents(app, { db, clock });
+  registerAudit(app, { db, clock });
 
   app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions });
   app.decorate('routeAccess', routeAccess);

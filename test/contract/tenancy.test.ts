@@ -91,6 +91,7 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/consent/:collection_point_id/consent', scope: 'consent', url: (f) => `/consent/${f.pointId}/consent`, body: choices, isolation: pointGone },
   { method: 'POST', path: '/consent/:collection_point_id/withdraw', scope: 'consent', url: (f) => `/consent/${f.pointId}/withdraw`, body: { dp_id: 'dp-1' }, isolation: pointGone },
   { method: 'GET', path: '/consent/:collection_point_id/consent', scope: 'consent', url: (f) => `/consent/${f.pointId}/consent?dp_id=dp-1`, isolation: pointGone },
+  { method: 'GET', path: '/api/v1/audit-log', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/audit-log', isolation: { empty: (b) => b.count } },
 ];
 
 /** A scope that is not enough for the route, and the scope its 403 names (the narrower one). */

@@ -71,6 +71,10 @@ export function grievanceRepo(tx: TenantTx) {
     /**
      * Applies the given fields, bumps updated_at, and appends a history entry when the status changed,
      * in one statement. null when no ticket has that ticket_id.
+     *
+     * The time of a change is never earlier than the ticket's last one: a concurrent request may read the
+     * clock first and get the row lock second, and history is read in order of time. The locked row is
+     * the latest version, so `old` holds the status and time this change really follows.
      */
     async update(u: {
       ticketId: string;
@@ -83,18 +87,18 @@ export function grievanceRepo(tx: TenantTx) {
     }): Promise<GrievanceRow | null> {
       const rows = await tx.query<GrievanceRow>(
         `with old as (
-           select id, status from grievances where org_id = $1::uuid and ticket_id = $2::text for update
+           select id, status, updated_at from grievances where org_id = $1::uuid and ticket_id = $2::text for update
          ), upd as (
            update grievances g
               set status = coalesce($3::text, g.status),
                   attachment_url = case when $4::boolean then $5::text else g.attachment_url end,
-                  updated_at = $6::timestamptz
+                  updated_at = greatest($6::timestamptz, old.updated_at + interval '1 microsecond')
              from old
             where g.org_id = $1::uuid and g.id = old.id
            returning ${G_COLUMNS}, old.status as previous_status
          ), h as (
            insert into grievance_status_changes (org_id, id, grievance_id, status, previous_status, changed_at, actor_type, actor_id, note)
-           select $1::uuid, $7::uuid, upd.id, upd.status, upd.previous_status, $6::timestamptz, $8::text, $9::uuid, $10::text
+           select $1::uuid, $7::uuid, upd.id, upd.status, upd.previous_status, upd.updated_at, $8::text, $9::uuid, $10::text
              from upd where upd.status <> upd.previous_status
          )
          select ${COLUMNS} from upd`,

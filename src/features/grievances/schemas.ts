@@ -1,6 +1,6 @@
 // Grievance ticket schemas: one per route part; they drive validation, serialization and the OpenAPI document.
 import { Type, type Static } from 'typebox';
-import { HttpUrl, Nullable, Text, Timestamp } from '../../platform/http/schema-kit.js';
+import { HttpUrl, Nullable, PathText, Text, Timestamp } from '../../platform/http/schema-kit.js';
 
 export const GRIEVANCE_CATEGORIES = [
   'data_access',
@@ -64,7 +64,7 @@ export const UpdateGrievanceBody = Type.Object(
 );
 export type UpdateGrievanceInput = Static<typeof UpdateGrievanceBody>;
 
-export const UserParams = Type.Object({ user_id: Type.String({ description: 'The client_user_id of the user' }) });
+export const UserParams = Type.Object({ user_id: PathText({ description: 'The client_user_id of the user' }) });
 export const TicketParams = Type.Object({
   ticket_id: Type.String({ description: 'The GRV- identifier (not the internal UUID); a malformed one is simply not found' }),
 });

@@ -1,6 +1,6 @@
 // Nominee schemas: one per route part; they drive validation, serialization and the OpenAPI document.
 import { Type, type Static } from 'typebox';
-import { Email, Nullable, NullableTimestamp, Phone, Text, Timestamp } from '../../platform/http/schema-kit.js';
+import { Email, Nullable, NullableTimestamp, PathText, Phone, Text, Timestamp } from '../../platform/http/schema-kit.js';
 
 export const RELATIONSHIPS = ['spouse', 'parent', 'child', 'sibling', 'legal_guardian', 'power_of_attorney', 'other'] as const;
 export const NOMINEE_STATUSES = ['pending', 'verified', 'rejected'] as const;
@@ -55,6 +55,6 @@ export const UpdateNomineeBody = Type.Object(
 );
 export type UpdateNomineeInput = Static<typeof UpdateNomineeBody>;
 
-export const UserParams = Type.Object({ user_id: Type.String({ description: 'The client_user_id of the data principal' }) });
+export const UserParams = Type.Object({ user_id: PathText({ description: 'The client_user_id of the data principal' }) });
 export const NomineeParams = Type.Object({ nominee_id: Type.String({ description: 'UUID of the nominee; a malformed one is simply not found' }) });
 export const DeletedMessage = Type.Object({ message: Type.String() });

@@ -51,14 +51,22 @@ export const Timestamp = (description?: string) =>
 export const NullableTimestamp = (description?: string) =>
   Type.Unsafe<Date | string | null>({ type: ['string', 'null'], format: 'date-time', description });
 
+// PostgreSQL text cannot hold U+0000: refused here as invalid input, not left to fail in the database as a 500.
+const NO_NUL = { pattern: '^[^\\u0000]*$', 'x-message': 'must not contain the NUL character (\\u0000)' };
+
 /** A required, trimmed, non-empty string of at most `max` characters. */
-export const Text = (max: number, options: Record<string, unknown> = {}) => Type.String({ minLength: 1, maxLength: max, ...options });
+export const Text = (max: number, options: Record<string, unknown> = {}) =>
+  Type.String({ minLength: 1, maxLength: max, ...NO_NUL, ...options });
+
+/** A path segment looked up as stored text (a client's user id). */
+export const PathText = (options: Record<string, unknown> = {}) => Type.String({ ...NO_NUL, ...options });
 
 export const HttpUrl = (options: Record<string, unknown> = {}) =>
   Type.String({
     minLength: 1,
     maxLength: 2048,
-    pattern: '^[hH][tT][tT][pP][sS]?://[^\\s/$.?#][^\\s]*$',
+    // No whitespace or control characters (NUL among them) anywhere in the URL.
+    pattern: '^[hH][tT][tT][pP][sS]?://[^\\s\\x00-\\x1f\\x7f/$.?#][^\\s\\x00-\\x1f\\x7f]*$',
     'x-message': 'must be an http(s) URL',
     ...options,
   });

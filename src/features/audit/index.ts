@@ -1,0 +1,14 @@
+// The audit log: the feature's only public surface.
+import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../platform/db/types.js';
+import type { Clock } from '../../platform/clock.js';
+import { auditRoutes } from './routes.js';
+import { createAuditService } from './service.js';
+
+export { recordAudit, type AuditEvent, type AuditService } from './service.js';
+
+export function registerAudit(app: FastifyInstance, deps: { db: Database; clock: Clock }) {
+  const service = createAuditService(deps);
+  auditRoutes(app, service);
+  return service;
+}

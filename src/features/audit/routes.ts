@@ -1,0 +1,50 @@
+// GET /api/v1/audit-log: the organization's audit log for its owners and admins (or an admin key).
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { tenantOf } from '../../platform/auth/access.js';
+import { errorResponses, Nullable, Timestamp } from '../../platform/http/schema-kit.js';
+import type { AuditService } from './service.js';
+
+const TIMESTAMP = { format: 'date-time', 'x-message': 'must be an ISO 8601 date-time with a time zone' };
+
+const AuditEntry = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    at: Timestamp(),
+    actor: Type.Object({
+      type: Type.Unsafe<'api_key' | 'user'>({ type: 'string', enum: ['api_key', 'user'] }),
+      id: Type.String({ format: 'uuid', description: 'The API key id or the user id' }),
+    }),
+    action: Type.String({ description: '`<record>.<verb>`, e.g. grievance.status_changed' }),
+    target: Type.Object({ type: Type.String(), id: Nullable(Type.String()) }),
+    request_id: Nullable(Type.String({ description: 'The X-Request-Id of the change' })),
+    details: Type.Record(Type.String(), Type.Unknown(), { description: 'Ids, statuses and changed field names; never personal data' }),
+  },
+  { title: 'AuditEntry' },
+);
+
+export function auditRoutes(app: FastifyInstance, service: AuditService): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().get('/api/v1/audit-log', {
+    config: { access: { apiKey: 'admin', bearer: ['owner', 'admin'] } },
+    schema: {
+      tags: ['Organization'],
+      security: [{ ApiKey: [] }, { Bearer: [] }],
+      summary: 'Audit log',
+      description:
+        'Every change made through the API, newest first. Filters: `action`, `from`/`to` (inclusive, ISO 8601 with zone). `limit` 1-200 (default 50), `offset`. Entries are never changed or deleted. Owners and admins, or an `admin` key.',
+      querystring: Type.Object({
+        action: Type.Optional(Type.String({ maxLength: 100 })),
+        from: Type.Optional(Type.String(TIMESTAMP)),
+        to: Type.Optional(Type.String(TIMESTAMP)),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+        offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      }),
+      response: {
+        200: Type.Object({ data: Type.Array(AuditEntry), count: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }, { title: 'AuditLog' }),
+        ...errorResponses(400, 401, 403),
+      },
+    },
+    handler: (req) => service.list(tenantOf(req), req.query),
+  });
+}
