@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Database } from './platform/db/types.js';
 import { systemClock, type Clock } from './platform/clock.js';
-import { installErrorHandling } from './platform/http/error-handler.js';
+import { frameworkErrorHandler, installErrorHandling } from './platform/http/error-handler.js';
 import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
@@ -55,6 +55,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdFrom,
     requestIdHeader: false,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
   });
 

@@ -203,6 +203,16 @@ describe('unknown routes', () => {
   });
 });
 
+describe('malformed URLs', () => {
+  test('an invalid percent-encoding in the path: 400 {error} with X-Request-Id, nothing echoed', async () => {
+    const a = await tenant();
+    const res = await t.call({ method: 'GET', url: '/grievance/user/%E0%A4%A', org: a, key: a.key, headers: { 'x-request-id': 'bad-url-1' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'Malformed URL: the path has an invalid percent-encoding' });
+    expect(res.headers['x-request-id']).toBe('bad-url-1');
+  });
+});
+
 describe('platform endpoints', () => {
   test('GET /health: 200 {status: ok, database: ok}', async () => {
     const res = await t.call({ method: 'GET', url: '/health' });

@@ -1,6 +1,6 @@
 // Turns every failure into the contract's JSON body: AppErrors and validation failures as they are,
 // Fastify's own 4xx with a message that says what to fix, anything else a bare 500 (logged, never echoed).
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { AppError } from './errors.js';
 import { validationDetails } from './validation.js';
@@ -50,4 +50,18 @@ export function installErrorHandling(app: FastifyInstance): void {
     const path = request.url.split('?')[0] ?? '/';
     reply.code(404).send({ error: `No such endpoint: ${request.method} ${path.slice(0, 200)}` });
   });
+}
+
+/**
+ * Fastify's own answers to requests it cannot route (a malformed percent-encoding in the path), given
+ * the contract's body and X-Request-Id: passed as the `frameworkErrors` option.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-Id', request.id);
+  if (error.code === 'FST_ERR_BAD_URL') {
+    reply.code(400).send({ error: 'Malformed URL: the path has an invalid percent-encoding' });
+    return;
+  }
+  const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400;
+  reply.code(status).send({ error: 'Bad request' });
 }
