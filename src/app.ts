@@ -16,9 +16,12 @@ import { createMemoryCounter, createRedisCounter, type WindowCounter } from './p
 import {
   authRoutes,
   createAccountsService,
+  createMemberService,
   createSessionService,
   createUserService,
   LOGIN_WINDOW_MS,
+  memberRoutes,
+  organizationRoutes,
   type SessionService,
   type UserService,
 } from './features/accounts/index.js';
@@ -28,6 +31,8 @@ import { registerCollectionPoints } from './features/collection-points/index.js'
 import { registerConsentLinks, type ConsentLinkService } from './features/consent-links/index.js';
 import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
+import { registerConsentPage } from './features/consent-page/index.js';
+import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -35,6 +40,8 @@ export interface AppDeps {
   clock?: Clock;
   /** false silences request logs (tests). */
   logger?: boolean;
+  /** Delivers outbound SMS and email; default: the one MESSAGE_PROVIDER names. */
+  messageProvider?: MessageProvider;
 }
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
@@ -91,11 +98,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const sessions = createSessionService({ db, clock, failuresByEmail, failuresByAddress, onSessionEnded: (id) => bearer.forgetSession(id) });
   authRoutes(app, sessions);
+  organizationRoutes(app, accounts);
+  memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
   registerGrievances(app, { db, clock });
   registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
-  registerConsents(app, { db, clock });
+  const consents = registerConsents(app, { db, clock });
+  await registerConsentPage(app, {
+    db,
+    clock,
+    consents,
+    organizations,
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+    secureCookie: config.publicUrl.protocol === 'https:',
+  });
+  // Started by main.ts after listen (tests call runOnce); stopped before the store closes.
+  const outbox = createOutboxWorker({ db, clock, provider: deps.messageProvider ?? providerFromConfig(config, app.log), log: app.log });
+  app.addHook('onClose', () => outbox.stop());
+  app.decorate('outbox', outbox);
   registerAudit(app, { db, clock });
 
   app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions });
@@ -112,6 +134,8 @@ declare module 'fastify' {
       users: UserService;
       sessions: SessionService;
     };
+    /** Delivers the outbox (outbound_messages) through the message provider. */
+    outbox: OutboxWorker;
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];
   }

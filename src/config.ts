@@ -13,6 +13,10 @@ export interface Config {
   readonly logLevel: string;
   readonly defaultCountryCode: string;
   readonly rls: boolean;
+  /** How queued SMS and email messages leave: `log` (server log, local use) or `http` (webhooks). */
+  readonly messageProvider: 'log' | 'http';
+  readonly smsWebhookUrl: URL | null;
+  readonly emailWebhookUrl: URL | null;
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +58,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (rlsSetting !== 'on' && rlsSetting !== 'off') {
     throw new ConfigError(`ASSENT_RLS must be "on" or "off", got "${env.ASSENT_RLS}"`);
   }
+  const messageProvider = (env.MESSAGE_PROVIDER || 'log').toLowerCase();
+  if (messageProvider !== 'log' && messageProvider !== 'http') {
+    throw new ConfigError(`MESSAGE_PROVIDER must be "log" or "http", got "${env.MESSAGE_PROVIDER}"`);
+  }
+  const smsWebhookUrl = webhookUrl(env, 'SMS_WEBHOOK_URL');
+  const emailWebhookUrl = webhookUrl(env, 'EMAIL_WEBHOOK_URL');
+  if (messageProvider === 'http' && !smsWebhookUrl) throw new ConfigError('MESSAGE_PROVIDER=http needs SMS_WEBHOOK_URL');
   return Object.freeze({
     port,
     host: env.HOST || '0.0.0.0',
@@ -66,5 +77,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     defaultCountryCode,
     rls: rlsSetting === 'on',
+    messageProvider,
+    smsWebhookUrl,
+    emailWebhookUrl,
   });
+}
+
+function webhookUrl(env: NodeJS.ProcessEnv, name: string): URL | null {
+  const value = env[name];
+  if (!value) return null;
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url;
+  } catch {
+    // reported below
+  }
+  throw new ConfigError(`${name} must be an http:// or https:// URL, got "${value}"`);
 }

@@ -11,6 +11,8 @@ export async function serve(config: Config): Promise<void> {
   try {
     app = await buildApp({ config, db: store.db });
     await app.listen({ port: config.port, host: config.host });
+    // Stopped by app.close() (an onClose hook), before the store is closed.
+    app.outbox.start();
   } catch (e) {
     await app?.close().catch(() => {});
     await store.close();

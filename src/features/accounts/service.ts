@@ -1,9 +1,12 @@
-// Organizations and their API keys: work done before any tenant is known (CLI, key management), so it
-// runs on the system connection; this folder and platform/auth are the only places allowed to.
-import type { Database } from '../../platform/db/types.js';
+// Organizations and their API keys. Work done before any tenant is known (CLI) runs on the system
+// connection; this folder and platform/auth are the only places allowed to. Key management through the
+// API runs in a tenant transaction, with its audit entry in the same commit.
+import type { Database, Queryable } from '../../platform/db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/http/errors.js';
-import { isUniqueViolation } from '../../platform/db/tenant-tx.js';
+import { isUniqueViolation, withTenant } from '../../platform/db/tenant-tx.js';
+import type { TenantContext } from '../../platform/auth/access.js';
+import { recordAudit } from '../audit/index.js';
 import { generateApiKey } from '../../platform/crypto/api-keys.js';
 import { uuidv7, isUuid } from '../../platform/ids.js';
 import type { Scope } from '../../platform/auth/api-key-verifier.js';
@@ -34,6 +37,37 @@ export interface AccountsDeps {
   /** Told when a key is revoked, so this process refuses it at once. */
   onKeyRevoked?: (keyId: string) => void;
 }
+
+const KEY_COLUMNS = 'id, name, prefix, scopes, created_at, last_used_at, revoked_at';
+
+/** The scopes (deduplicated; admin when none) and name of a new key, or a 400. */
+function checkKeyInput(input: { scopes?: string[]; name?: string }): { scopes: string[]; name: string } {
+  const scopes = [...new Set(input.scopes && input.scopes.length > 0 ? input.scopes : ['admin'])];
+  const unknown = scopes.filter((s) => !SCOPES.includes(s as Scope));
+  if (unknown.length > 0) {
+    throw new AppError('bad_request', `Unknown scope ${unknown.join(', ')}: use ${SCOPES.join(', ')}`, [
+      { field: 'scopes', message: `must be among ${SCOPES.join(', ')}` },
+    ]);
+  }
+  const name = (input.name ?? 'default').trim();
+  if (name.length === 0 || name.length > 255) {
+    throw new AppError('bad_request', 'Key name must be 1-255 characters', [{ field: 'name', message: 'must be 1-255 characters' }]);
+  }
+  return { scopes, name };
+}
+
+async function insertKey(q: Queryable, orgId: string, input: { scopes: string[]; name: string }, at: Date): Promise<ApiKeyRecord & { key: string }> {
+  const generated = generateApiKey();
+  const rows = await q.query<ApiKeyRecord>(
+    `insert into api_keys (org_id, id, name, prefix, key_hash, scopes, created_at)
+     values ($1, $2, $3, $4, $5, $6::text[], $7)
+     returning ${KEY_COLUMNS}`,
+    [orgId, uuidv7(), input.name, generated.prefix, generated.hash, `{${input.scopes.join(',')}}`, at],
+  );
+  return { ...rows[0]!, key: generated.key };
+}
+
+const keyNotFound = () => new AppError('not_found', 'API key not found');
 
 export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps) {
   async function organizationBySlug(slug: string): Promise<OrganizationRecord> {
@@ -67,32 +101,13 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
 
     async createApiKey(slug: string, input: { scopes?: string[]; name?: string }): Promise<ApiKeyRecord & { key: string }> {
       const org = await organizationBySlug(slug);
-      const scopes = [...new Set(input.scopes && input.scopes.length > 0 ? input.scopes : ['admin'])];
-      const unknown = scopes.filter((s) => !SCOPES.includes(s as Scope));
-      if (unknown.length > 0) {
-        throw new AppError('bad_request', `Unknown scope ${unknown.join(', ')}: use ${SCOPES.join(', ')}`, [
-          { field: 'scopes', message: `must be among ${SCOPES.join(', ')}` },
-        ]);
-      }
-      const name = (input.name ?? 'default').trim();
-      if (name.length === 0 || name.length > 255) {
-        throw new AppError('bad_request', 'Key name must be 1-255 characters', [{ field: 'name', message: 'must be 1-255 characters' }]);
-      }
-      const generated = generateApiKey();
-      const rows = await db.system.query<ApiKeyRecord>(
-        `insert into api_keys (org_id, id, name, prefix, key_hash, scopes, created_at)
-         values ($1, $2, $3, $4, $5, $6::text[], $7)
-         returning id, name, prefix, scopes, created_at, last_used_at, revoked_at`,
-        [org.id, uuidv7(), name, generated.prefix, generated.hash, `{${scopes.join(',')}}`, clock.now()],
-      );
-      return { ...rows[0]!, key: generated.key };
+      return insertKey(db.system, org.id, checkKeyInput(input), clock.now());
     },
 
     async listApiKeys(slug: string): Promise<ApiKeyRecord[]> {
       const org = await organizationBySlug(slug);
       return db.system.query<ApiKeyRecord>(
-        `select id, name, prefix, scopes, created_at, last_used_at, revoked_at
-           from api_keys where org_id = $1 order by created_at, id`,
+        `select ${KEY_COLUMNS} from api_keys where org_id = $1 order by created_at, id`,
         [org.id],
       );
     },
@@ -104,12 +119,56 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
       const rows = await db.system.query<ApiKeyRecord>(
         `update api_keys set revoked_at = coalesce(revoked_at, $3)
           where org_id = $1 and id = $2
-          returning id, name, prefix, scopes, created_at, last_used_at, revoked_at`,
+          returning ${KEY_COLUMNS}`,
         [org.id, keyId, clock.now()],
       );
       if (!rows[0]) throw notFound;
       onKeyRevoked?.(keyId);
       return rows[0];
+    },
+
+    /** The addressed organization, for its management API. */
+    async organization(ctx: TenantContext): Promise<OrganizationRecord> {
+      const rows = await db.system.query<OrganizationRecord>('select id, slug, name, created_at from organizations where id = $1', [ctx.orgId]);
+      return rows[0]!;
+    },
+
+    /** A new key of the addressed organization; the plaintext is in the answer and nowhere else. */
+    createKey(ctx: TenantContext, input: { scopes: string[]; name: string }): Promise<ApiKeyRecord & { key: string }> {
+      const checked = checkKeyInput(input);
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const created = await insertKey(tx, ctx.orgId, checked, at);
+        await recordAudit(tx, ctx, at, { action: 'api_key.created', targetType: 'api_key', targetId: created.id, details: { scopes: created.scopes } });
+        return created;
+      });
+    },
+
+    listKeys(ctx: TenantContext): Promise<ApiKeyRecord[]> {
+      return withTenant(db, ctx.orgId, (tx) =>
+        tx.query<ApiKeyRecord>(`select ${KEY_COLUMNS} from api_keys where org_id = $1 order by created_at, id`, [ctx.orgId]),
+      );
+    },
+
+    /** Revokes a key (again: nothing changes, no second audit entry); it fails at once in this process. */
+    async revokeKey(ctx: TenantContext, keyId: string): Promise<ApiKeyRecord> {
+      if (!isUuid(keyId)) throw keyNotFound();
+      const at = clock.now();
+      const key = await withTenant(db, ctx.orgId, async (tx) => {
+        const revoked = await tx.query<ApiKeyRecord>(
+          `update api_keys set revoked_at = $3 where org_id = $1 and id = $2 and revoked_at is null returning ${KEY_COLUMNS}`,
+          [ctx.orgId, keyId, at],
+        );
+        if (revoked[0]) {
+          await recordAudit(tx, ctx, at, { action: 'api_key.revoked', targetType: 'api_key', targetId: keyId });
+          return revoked[0];
+        }
+        const existing = await tx.query<ApiKeyRecord>(`select ${KEY_COLUMNS} from api_keys where org_id = $1 and id = $2`, [ctx.orgId, keyId]);
+        if (!existing[0]) throw keyNotFound();
+        return existing[0];
+      });
+      onKeyRevoked?.(keyId);
+      return key;
     },
   };
 }

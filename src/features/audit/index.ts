@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.js';
 import { auditRoutes } from './routes.js';
 import { createAuditService } from './service.js';
 
-export { recordAudit, type AuditEvent, type AuditService } from './service.js';
+export { alongsideAudit, recordAudit, type AuditEvent, type AuditService } from './service.js';
 
 export function registerAudit(app: FastifyInstance, deps: { db: Database; clock: Clock }) {
   const service = createAuditService(deps);

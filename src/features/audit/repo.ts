@@ -4,7 +4,7 @@ import type { TenantTx } from '../../platform/db/tenant-tx.js';
 export interface AuditEntryRow {
   id: string;
   at: Date;
-  actor_type: 'api_key' | 'user';
+  actor_type: 'api_key' | 'user' | 'data_principal';
   actor_id: string;
   action: string;
   target_type: string;

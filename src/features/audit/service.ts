@@ -5,6 +5,7 @@ import { withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { uuidv7 } from '../../platform/ids.js';
+import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { auditRepo } from './repo.js';
 
 export interface AuditEvent {
@@ -31,19 +32,35 @@ export function recordAudit(tx: TenantTx, ctx: TenantContext, at: Date, e: Audit
   });
 }
 
+/**
+ * Runs a change and appends its audit entry side by side in the same transaction: postgres.js pipelines
+ * the two statements, so the entry costs no extra round trip. Both settle before the transaction ends,
+ * so a change that fails (a 404 thrown by the caller afterwards included) rolls its entry back with it.
+ */
+export async function alongsideAudit<T>(tx: TenantTx, ctx: TenantContext, at: Date, e: AuditEvent, change: Promise<T>): Promise<T> {
+  const [done, audited] = await Promise.allSettled([change, recordAudit(tx, ctx, at, e)]);
+  if (done.status === 'rejected') throw done.reason;
+  if (audited.status === 'rejected') throw audited.reason;
+  return done.value;
+}
+
 export function createAuditService({ db }: { db: Database; clock: Clock }) {
   return {
     list(ctx: TenantContext, q: { action?: string; from?: string; to?: string; limit?: number; offset?: number }) {
       const limit = q.limit ?? 50;
       const offset = q.offset ?? 0;
+      const from = q.from === undefined ? undefined : new Date(q.from);
+      const to = q.to === undefined ? undefined : new Date(q.to);
+      const problems: ErrorDetail[] = [];
+      // The schema's date-time format lets through a few forms Date cannot read (a leap second).
+      if (from && Number.isNaN(from.getTime())) problems.push({ field: 'from', message: 'must be an ISO 8601 date-time with a time zone' });
+      if (to && Number.isNaN(to.getTime())) problems.push({ field: 'to', message: 'must be an ISO 8601 date-time with a time zone' });
+      if (problems.length === 0 && from && to && to < from) problems.push({ field: 'to', message: 'must not be before from' });
+      if (problems.length > 0) {
+        return Promise.reject(new AppError('bad_request', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
+      }
       return withTenant(db, ctx.orgId, async (tx) => {
-        const page = await auditRepo(tx).list({
-          action: q.action,
-          from: q.from ? new Date(q.from) : undefined,
-          to: q.to ? new Date(q.to) : undefined,
-          limit,
-          offset,
-        });
+        const page = await auditRepo(tx).list({ action: q.action, from, to, limit, offset });
         return {
           data: page.data.map((r) => ({
             id: r.id,

@@ -63,12 +63,25 @@ export function assetRepo(tx: TenantTx) {
       return rows[0] ?? null;
     },
 
-    async update(id: string, c: { name?: string; kind?: string; status?: string }, at: Date): Promise<AssetRow | null> {
+    /** Applies the given fields; answers the asset with its previous status and the names of the fields whose value changed. */
+    async update(
+      id: string,
+      c: { name?: string; kind?: string; status?: string },
+      at: Date,
+    ): Promise<(AssetRow & { previous_status: ActiveStatus; changed_fields: string[] }) | null> {
       if (!isUuid(id)) return null;
-      const rows = await tx.query<AssetRow>(
-        `update assets set name = coalesce($3::text, name), kind = coalesce($4::text, kind),
-                status = coalesce($5::text, status), updated_at = $6::timestamptz
-          where org_id = $1::uuid and id = $2::uuid returning ${ASSET_COLUMNS}`,
+      const rows = await tx.query<AssetRow & { previous_status: ActiveStatus; changed_fields: string[] }>(
+        `with prev as (select id, name, kind, status from assets where org_id = $1::uuid and id = $2::uuid for update)
+         update assets a set name = coalesce($3::text, a.name), kind = coalesce($4::text, a.kind),
+                status = coalesce($5::text, a.status), updated_at = $6::timestamptz
+           from prev
+          where a.org_id = $1::uuid and a.id = prev.id
+          returning ${ASSET_COLUMNS.split(', ').map((c) => `a.${c}`).join(', ')}, prev.status as previous_status,
+                    array_remove(array[
+                      case when a.name is distinct from prev.name then 'name' end,
+                      case when a.kind is distinct from prev.kind then 'kind' end,
+                      case when a.status is distinct from prev.status then 'status' end
+                    ], null) as changed_fields`,
         [tx.orgId, id, c.name ?? null, c.kind ?? null, c.status ?? null, at],
       );
       return rows[0] ?? null;

@@ -6,7 +6,8 @@ import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
-import { assetRepo, collectionPointRepo, type CollectionPointRow, type PurposeRow } from './repo.js';
+import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { assetRepo, collectionPointRepo, type AssetRow, type CollectionPointRow, type PurposeRow } from './repo.js';
 import type {
   CreateAssetInput,
   CreateCollectionPointInput,
@@ -52,10 +53,38 @@ function samePurposes(a: PurposeRow[], b: PurposeRow[]): boolean {
   );
 }
 
+/** Checks the asset, assigns purpose ids and a display_id (CP001, ... unless chosen), inserts. */
+async function insertCollectionPoint(tx: TenantTx, id: string, at: Date, input: CreateCollectionPointInput): Promise<CollectionPointRow> {
+  const asset = await assetRepo(tx).get(input.asset_id);
+  if (!asset) throw new AppError('bad_request', 'asset_id names no asset of this organization', [{ field: 'asset_id', message: 'no such asset' }]);
+  if (asset.status !== 'active') {
+    throw new AppError('bad_request', 'The asset is inactive: reactivate it first', [{ field: 'asset_id', message: 'asset is inactive' }]);
+  }
+  const points = collectionPointRepo(tx);
+  const fields = { id, asset_id: asset.id, name: input.name, notice: input.notice, purposes: assignPurposeIds(input.purposes, []), at };
+  if (input.display_id !== undefined) {
+    const row = await points.insert({ ...fields, display_id: input.display_id });
+    if (!row) throw new AppError('conflict', `display_id ${input.display_id} is already used by another collection point`);
+    return row;
+  }
+  // CP001, CP002, ...: skip numbers someone chose by hand.
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const n = await points.nextDisplayNumber();
+    const displayId = `CP${String(n).padStart(3, '0')}`;
+    if (await points.displayIdTaken(displayId)) continue;
+    const row = await points.insert({ ...fields, display_id: displayId });
+    if (row) return row;
+  }
+  throw new AppError('conflict', 'Could not assign a display_id: choose one');
+}
+
 export function createCollectionPointService({ db, clock }: CollectionPointServiceDeps) {
   return {
     createAsset(ctx: TenantContext, input: CreateAssetInput) {
-      return withTenant(db, ctx.orgId, (tx) => assetRepo(tx).insert({ id: uuidv7(), name: input.name, kind: input.kind, at: clock.now() }));
+      const id = uuidv7();
+      const at = clock.now();
+      const event = { action: 'asset.created', targetType: 'asset', targetId: id, details: { kind: input.kind, status: 'active' } };
+      return withTenant(db, ctx.orgId, (tx) => alongsideAudit(tx, ctx, at, event, assetRepo(tx).insert({ id, name: input.name, kind: input.kind, at })));
     },
 
     listAssets(ctx: TenantContext, q: { status?: string; limit?: number; offset?: number }) {
@@ -68,34 +97,34 @@ export function createCollectionPointService({ db, clock }: CollectionPointServi
       return withTenant(db, ctx.orgId, async (tx) => (await assetRepo(tx).get(id)) ?? Promise.reject(assetNotFound()));
     },
 
-    updateAsset(ctx: TenantContext, id: string, input: UpdateAssetInput) {
-      return withTenant(db, ctx.orgId, async (tx) => (await assetRepo(tx).update(id, input, clock.now())) ?? Promise.reject(assetNotFound()));
+    updateAsset(ctx: TenantContext, id: string, input: UpdateAssetInput): Promise<AssetRow> {
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const row = await assetRepo(tx).update(id, input, at);
+        if (!row) throw assetNotFound();
+        const { previous_status: previousStatus, changed_fields: fields, ...asset } = row;
+        // The entry names what really changed, which only the update knows: one more statement after it.
+        await recordAudit(tx, ctx, at, {
+          action: 'asset.updated',
+          targetType: 'asset',
+          targetId: asset.id,
+          details: { fields, ...(asset.status !== previousStatus ? { status: asset.status, previous_status: previousStatus } : {}) },
+        });
+        return asset;
+      });
     },
 
     createCollectionPoint(ctx: TenantContext, input: CreateCollectionPointInput): Promise<CollectionPointRow> {
-      return withTenant(db, ctx.orgId, async (tx) => {
-        const asset = await assetRepo(tx).get(input.asset_id);
-        if (!asset) throw new AppError('bad_request', 'asset_id names no asset of this organization', [{ field: 'asset_id', message: 'no such asset' }]);
-        if (asset.status !== 'active') {
-          throw new AppError('bad_request', 'The asset is inactive: reactivate it first', [{ field: 'asset_id', message: 'asset is inactive' }]);
-        }
-        const points = collectionPointRepo(tx);
-        const fields = { id: uuidv7(), asset_id: asset.id, name: input.name, notice: input.notice, purposes: assignPurposeIds(input.purposes, []), at: clock.now() };
-        if (input.display_id !== undefined) {
-          const row = await points.insert({ ...fields, display_id: input.display_id });
-          if (!row) throw new AppError('conflict', `display_id ${input.display_id} is already used by another collection point`);
-          return row;
-        }
-        // CP001, CP002, ...: skip numbers someone chose by hand.
-        for (let attempt = 0; attempt < 100; attempt++) {
-          const n = await points.nextDisplayNumber();
-          const displayId = `CP${String(n).padStart(3, '0')}`;
-          if (await points.displayIdTaken(displayId)) continue;
-          const row = await points.insert({ ...fields, display_id: displayId });
-          if (row) return row;
-        }
-        throw new AppError('conflict', 'Could not assign a display_id: choose one');
-      });
+      const id = uuidv7();
+      const at = clock.now();
+      const event = {
+        action: 'collection_point.created',
+        targetType: 'collection_point',
+        targetId: id,
+        details: { asset_id: input.asset_id.toLowerCase(), notice_version: 1 },
+      };
+      // The entry goes out with the first statement; any refusal rolls both back.
+      return withTenant(db, ctx.orgId, (tx) => alongsideAudit(tx, ctx, at, event, insertCollectionPoint(tx, id, at, input)));
     },
 
     listCollectionPoints(ctx: TenantContext, q: { asset_id?: string; status?: string; limit?: number; offset?: number }) {
@@ -118,9 +147,25 @@ export function createCollectionPointService({ db, clock }: CollectionPointServi
         const current = await points.find(idOrDisplayId, { forUpdate: true });
         if (!current) throw pointNotFound();
         const purposes = input.purposes ? assignPurposeIds(input.purposes, current.purposes) : undefined;
-        const bumpVersion =
-          (input.notice !== undefined && input.notice !== current.notice) || (purposes !== undefined && !samePurposes(purposes, current.purposes));
-        return points.update(current.id, { ...input, purposes, bumpVersion }, clock.now());
+        const changed = {
+          name: input.name !== undefined && input.name !== current.name,
+          notice: input.notice !== undefined && input.notice !== current.notice,
+          purposes: purposes !== undefined && !samePurposes(purposes, current.purposes),
+          status: input.status !== undefined && input.status !== current.status,
+        };
+        const bumpVersion = changed.notice || changed.purposes;
+        const at = clock.now();
+        const event = {
+          action: 'collection_point.updated',
+          targetType: 'collection_point',
+          targetId: current.id,
+          details: {
+            fields: Object.keys(changed).filter((k) => changed[k as keyof typeof changed]),
+            notice_version: current.notice_version + (bumpVersion ? 1 : 0),
+            ...(changed.status ? { status: input.status, previous_status: current.status } : {}),
+          },
+        };
+        return alongsideAudit(tx, ctx, at, event, points.update(current.id, { ...input, purposes, bumpVersion }, at));
       });
     },
   };

@@ -10,6 +10,7 @@ import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { maskPhone, normalisePhone } from '../../platform/phone.js';
 import { newOpaqueToken } from '../../platform/crypto/opaque-tokens.js';
 import { findCollectionPoint } from '../collection-points/index.js';
+import { alongsideAudit } from '../audit/index.js';
 import { consentLinkRepo, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
 import { TIMESTAMP_MESSAGE, type ConsentAction, type CreateConsentLinkInput, type DuplicateConsentLinkInput, type HistoryQueryInput, type LinkStatus } from './schemas.js';
 
@@ -107,7 +108,14 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
         const { token, hash } = newOpaqueToken();
         const link = consentLinkUrl(publicUrl, ctx.slug, token);
         const messages = messagesFor(ctx, link, expiresAt, { phone: input.send_sms === false ? undefined : phone, email: input.email?.toLowerCase() });
-        await consentLinkRepo(tx).insertRequest({
+        // Ids and channels only: never the phone, the email or the dp_id.
+        const event = {
+          action: 'consent_link.created',
+          targetType: 'consent_link',
+          targetId: requestId,
+          details: { event_id: eventId, asset_id: point.asset_id, collection_point_id: point.id, channels: messages.map((m) => m.channel) },
+        };
+        const inserting = consentLinkRepo(tx).insertRequest({
           requestId,
           eventId,
           assetId: point.asset_id,
@@ -119,6 +127,7 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
           expiresAt,
           messages,
         });
+        await alongsideAudit(tx, ctx, at, event, inserting);
         return { request_id: requestId, event_id: eventId, consent_link: link, expires_at: expiresAt, delivery_status: deliveryStatus(messages) };
       });
     },
@@ -143,7 +152,18 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
         const { token, hash } = newOpaqueToken();
         const link = consentLinkUrl(publicUrl, ctx.slug, token);
         const messages = messagesFor(ctx, link, expiresAt, { phone: input.send_sms === false ? undefined : current.phone });
-        const regenerationCount = await repo.regenerate({
+        const event = {
+          action: 'consent_link.regenerated',
+          targetType: 'consent_link',
+          targetId: requestId,
+          details: {
+            event_id: eventId,
+            previous_event_id: current.event_id,
+            regeneration_count: current.regeneration_count + 1,
+            channels: messages.map((m) => m.channel),
+          },
+        };
+        const regenerating = repo.regenerate({
           requestId,
           previousEventId: current.event_id,
           eventId,
@@ -152,6 +172,7 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
           expiresAt,
           messages,
         });
+        const regenerationCount = await alongsideAudit(tx, ctx, at, event, regenerating);
         return {
           request_id: requestId,
           event_id: eventId,

@@ -9,6 +9,7 @@ import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { findCollectionPoint, type PurposeRow } from '../collection-points/index.js';
 import { completeLinkRequest, markLatestRequestRevoked, type ConsentAction } from '../consent-links/index.js';
+import { alongsideAudit } from '../audit/index.js';
 import { consentRepo } from './repo.js';
 import type { RecordConsentInput } from './schemas.js';
 
@@ -62,8 +63,10 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
           input.event_id === undefined
             ? null
             : await completeLinkRequest(tx, { eventId: input.event_id, collectionPointId: point.id, dpId: input.dp_id, action, at });
-        return consentRepo(tx).insert({
-          id: uuidv7(),
+        const id = uuidv7();
+        const eventId = input.event_id?.toLowerCase() ?? null;
+        const inserting = consentRepo(tx).insert({
+          id,
           dataPrincipalId: uuidv7(),
           collection_point_id: point.id,
           dp_id: input.dp_id,
@@ -72,10 +75,18 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
           purposes: point.purposes.map((p) => ({ id: p.id, granted: choices.get(p.id)! })),
           notice_version: point.notice_version,
           request_id: requestId,
-          event_id: input.event_id?.toLowerCase() ?? null,
+          event_id: eventId,
           channel,
           at,
         });
+        // Never the dp_id: the record's own id leads to it for whoever may see it.
+        const event = {
+          action: 'consent.recorded',
+          targetType: 'consent',
+          targetId: id,
+          details: { collection_point_id: point.id, consent_action: action, notice_version: point.notice_version, request_id: requestId, event_id: eventId, channel },
+        };
+        return alongsideAudit(tx, ctx, at, event, inserting);
       });
     },
 
@@ -88,8 +99,15 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
         if (!latest) throw new AppError('not_found', 'No consent on record for this data principal at this collection point');
         if (latest.consent_action === 'revoked') throw new AppError('conflict', 'Consent was already withdrawn');
         await markLatestRequestRevoked(tx, point.id, dpId);
-        return repo.insert({
-          id: uuidv7(),
+        const id = uuidv7();
+        const event = {
+          action: 'consent.withdrawn',
+          targetType: 'consent',
+          targetId: id,
+          details: { collection_point_id: point.id, consent_action: 'revoked', notice_version: point.notice_version, previous_consent_id: latest.consent_id },
+        };
+        const inserting = repo.insert({
+          id,
           dataPrincipalId: uuidv7(),
           collection_point_id: point.id,
           dp_id: dpId,
@@ -101,6 +119,7 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
           channel: 'api',
           at,
         });
+        return alongsideAudit(tx, ctx, at, event, inserting);
       });
     },
 

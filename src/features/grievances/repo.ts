@@ -28,8 +28,54 @@ export interface StatusChangeRow {
 const COLUMNS = 'id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at';
 const G_COLUMNS = COLUMNS.split(', ').map((c) => `g.${c}`).join(', ');
 
+/** What an update replaced, so the caller can tell what really changed. */
+export interface PreviousValues {
+  previous_status: GrievanceStatus;
+  previous_attachment_url: string | null;
+}
+
+export interface GrievanceFilter {
+  status?: GrievanceStatus;
+  category?: GrievanceCategory;
+  clientUserId?: string;
+  from?: Date;
+  /** Inclusive. */
+  to?: Date;
+  limit: number;
+  offset: number;
+}
+
 export function grievanceRepo(tx: TenantTx) {
   return {
+    /** One page of the organization's tickets, newest first, and how many match in all. */
+    async list(f: GrievanceFilter): Promise<{ data: GrievanceRow[]; count: number }> {
+      const params: unknown[] = [tx.orgId];
+      // Only the conditions in use, so each shape of filter gets its own plan.
+      const where = ['org_id = $1::uuid'];
+      if (f.status) where.push(`status = $${params.push(f.status)}::text`);
+      if (f.category) where.push(`category = $${params.push(f.category)}::text`);
+      if (f.clientUserId !== undefined) where.push(`client_user_id = $${params.push(f.clientUserId)}::text`);
+      if (f.from) where.push(`created_at >= $${params.push(f.from)}::timestamptz`);
+      if (f.to) where.push(`created_at <= $${params.push(f.to)}::timestamptz`);
+      const rows = await tx.query<GrievanceRow & { total: number }>(
+        `select ${COLUMNS}, count(*) over ()::int as total from grievances where ${where.join(' and ')}
+          order by created_at desc, id desc limit $${params.push(f.limit)}::int offset $${params.push(f.offset)}::int`,
+        params,
+      );
+      let count = rows[0]?.total ?? 0;
+      // A page past the end holds no row to carry the total: count separately (rare).
+      if (rows.length === 0 && f.offset > 0) {
+        const n = await tx.query<{ n: number }>(`select count(*)::int as n from grievances where ${where.join(' and ')}`, params.slice(0, -2));
+        count = n[0]!.n;
+      }
+      return { data: rows.map(({ total: _total, ...g }) => g), count };
+    },
+
+    async get(ticketId: string): Promise<GrievanceRow | null> {
+      const rows = await tx.query<GrievanceRow>(`select ${COLUMNS} from grievances where org_id = $1::uuid and ticket_id = $2::text`, [tx.orgId, ticketId]);
+      return rows[0] ?? null;
+    },
+
     listByClientUser(clientUserId: string): Promise<GrievanceRow[]> {
       return tx.query<GrievanceRow>(
         `select ${COLUMNS} from grievances where org_id = $1 and client_user_id = $2 order by created_at desc, id desc`,
@@ -70,7 +116,7 @@ export function grievanceRepo(tx: TenantTx) {
 
     /**
      * Applies the given fields, bumps updated_at, and appends a history entry when the status changed,
-     * in one statement. null when no ticket has that ticket_id.
+     * in one statement; answers the ticket with the values it had before. null when no ticket has that ticket_id.
      *
      * The time of a change is never earlier than the ticket's last one: a concurrent request may read the
      * clock first and get the row lock second, and history is read in order of time. The locked row is
@@ -84,10 +130,10 @@ export function grievanceRepo(tx: TenantTx) {
       historyId: string;
       actor: Actor;
       note: string | null;
-    }): Promise<GrievanceRow | null> {
-      const rows = await tx.query<GrievanceRow>(
+    }): Promise<(GrievanceRow & PreviousValues) | null> {
+      const rows = await tx.query<GrievanceRow & PreviousValues>(
         `with old as (
-           select id, status, updated_at from grievances where org_id = $1::uuid and ticket_id = $2::text for update
+           select id, status, attachment_url, updated_at from grievances where org_id = $1::uuid and ticket_id = $2::text for update
          ), upd as (
            update grievances g
               set status = coalesce($3::text, g.status),
@@ -95,13 +141,13 @@ export function grievanceRepo(tx: TenantTx) {
                   updated_at = greatest($6::timestamptz, old.updated_at + interval '1 microsecond')
              from old
             where g.org_id = $1::uuid and g.id = old.id
-           returning ${G_COLUMNS}, old.status as previous_status
+           returning ${G_COLUMNS}, old.status as previous_status, old.attachment_url as previous_attachment_url
          ), h as (
            insert into grievance_status_changes (org_id, id, grievance_id, status, previous_status, changed_at, actor_type, actor_id, note)
            select $1::uuid, $7::uuid, upd.id, upd.status, upd.previous_status, upd.updated_at, $8::text, $9::uuid, $10::text
              from upd where upd.status <> upd.previous_status
          )
-         select ${COLUMNS} from upd`,
+         select ${COLUMNS}, previous_status, previous_attachment_url from upd`,
         [
           tx.orgId,
           u.ticketId,

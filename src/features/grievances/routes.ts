@@ -5,10 +5,27 @@ import { Type } from 'typebox';
 import { tenantOf } from '../../platform/auth/access.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { GrievanceService } from './service.js';
-import { CreateGrievanceBody, GrievanceTicket, StatusChange, TicketParams, UpdateGrievanceBody, UserParams } from './schemas.js';
+import {
+  CreateGrievanceBody,
+  GrievanceList,
+  GrievanceTicket,
+  GrievanceWithHistory,
+  ListGrievancesQuery,
+  StatusChange,
+  StatusChangeBody,
+  TicketParams,
+  UpdateGrievanceBody,
+  UserParams,
+} from './schemas.js';
 
 const access = { apiKey: 'grievances' } as const;
 const common = { tags: ['Grievances'], security: [{ ApiKey: [] }] };
+
+// Organization management: members read, owners and admins change; a grievances key does both.
+const readAccess = { apiKey: 'grievances', bearer: ['owner', 'admin', 'member'] } as const;
+const changeAccess = { apiKey: 'grievances', bearer: ['owner', 'admin'] } as const;
+const security: Record<string, string[]>[] = [{ ApiKey: [] }, { Bearer: [] }];
+const management = { tags: ['Grievances'], security };
 
 export function grievanceRoutes(app: FastifyInstance, service: GrievanceService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -60,5 +77,44 @@ export function grievanceRoutes(app: FastifyInstance, service: GrievanceService)
       response: { 200: Type.Array(StatusChange), ...errorResponses(401, 403, 404) },
     },
     handler: (req) => service.history(tenantOf(req), req.params.ticket_id),
+  });
+
+  r.get('/api/v1/grievances', {
+    config: { access: readAccess },
+    schema: {
+      ...management,
+      summary: "The organization's grievance tickets",
+      description:
+        'Every ticket of the organization, newest first (`created_at`, then `id`, descending). Filters: `status`, `category`, `client_user_id`, `from`/`to` (bound `created_at` inclusively; ISO 8601 with a time zone; `to` before `from`: 400). `limit` 1-200 (default 50), `offset` (default 0); `count` is the number of matching tickets. Bearer token of an owner, admin or member, or a `grievances` (or `admin`) key.',
+      querystring: ListGrievancesQuery,
+      response: { 200: GrievanceList, ...errorResponses(400, 401, 403) },
+    },
+    handler: (req) => service.list(tenantOf(req), req.query),
+  });
+
+  r.get('/api/v1/grievances/:ticket_id', {
+    config: { access: readAccess },
+    schema: {
+      ...management,
+      summary: 'A grievance ticket with its history',
+      description: 'The ticket and `history`, its status changes oldest first (with notes). Bearer token of an owner, admin or member, or a `grievances` (or `admin`) key.',
+      params: TicketParams,
+      response: { 200: GrievanceWithHistory, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.get(tenantOf(req), req.params.ticket_id),
+  });
+
+  r.post('/api/v1/grievances/:ticket_id/status', {
+    config: { access: changeAccess },
+    schema: {
+      ...management,
+      summary: "Change a ticket's status, with a note",
+      description:
+        'Any status may move to any other; the change is appended to the ticket history with the optional `note` (at most 2,000 characters). The ticket\'s current status again: 409, nothing changes. Answers the updated ticket. Bearer token of an owner or admin, or a `grievances` (or `admin`) key.',
+      params: TicketParams,
+      body: StatusChangeBody,
+      response: { 200: GrievanceTicket, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    },
+    handler: (req) => service.changeStatus(tenantOf(req), req.params.ticket_id, req.body),
   });
 }

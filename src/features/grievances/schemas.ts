@@ -83,3 +83,41 @@ export const StatusChange = Type.Object(
   { title: 'GrievanceStatusChange' },
 );
 
+// Organization management (Bearer owners, admins and members, or a grievances key).
+
+export const TIMESTAMP_MESSAGE = 'must be an ISO 8601 date-time with a time zone';
+
+export const ListGrievancesQuery = Type.Object({
+  status: Type.Optional(StatusEnum),
+  category: Type.Optional(CategoryEnum),
+  from: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at >= from' })),
+  to: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at <= to; not before from' })),
+  client_user_id: Type.Optional(PathText({ maxLength: 255, description: 'Only tickets filed for this user' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+});
+export type ListGrievancesInput = Static<typeof ListGrievancesQuery>;
+
+export const GrievanceList = Type.Object(
+  {
+    data: Type.Array(GrievanceTicket),
+    count: Type.Integer({ description: 'Tickets matching the filters, over all pages' }),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+  },
+  { title: 'GrievanceList' },
+);
+
+export const GrievanceWithHistory = Type.Object(
+  { ...GrievanceTicket.properties, history: Type.Array(StatusChange, { description: 'Oldest first' }) },
+  { title: 'GrievanceTicketWithHistory' },
+);
+
+export const StatusChangeBody = Type.Object(
+  {
+    status: StatusEnum,
+    note: Type.Optional(Text(2000, { description: "Kept in the ticket's history entry for this change" })),
+  },
+  { additionalProperties: false },
+);
+export type StatusChangeInput = Static<typeof StatusChangeBody>;

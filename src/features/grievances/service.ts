@@ -1,19 +1,35 @@
-// Grievance tickets: creation (status open, a GRV- id), updates that keep an append-only status history.
+// Grievance tickets: creation (status open, a GRV- id), updates that keep an append-only status history,
+// and the organization's own view of all its tickets. Every change appends an audit entry with it.
 import type { Database } from '../../platform/db/types.js';
 import { withTenant } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
-import { AppError } from '../../platform/http/errors.js';
+import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { randomCode, UPPER_ALNUM, uuidv7 } from '../../platform/ids.js';
-import { grievanceRepo, type GrievanceRow, type StatusChangeRow } from './repo.js';
-import type { CreateGrievanceInput, UpdateGrievanceInput } from './schemas.js';
+import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { grievanceRepo, type GrievanceRow, type PreviousValues, type StatusChangeRow } from './repo.js';
+import {
+  TIMESTAMP_MESSAGE,
+  type CreateGrievanceInput,
+  type ListGrievancesInput,
+  type StatusChangeInput,
+  type UpdateGrievanceInput,
+} from './schemas.js';
 
 const TICKET_ID = /^GRV-[A-Z0-9]{8}$/;
 const notFound = () => new AppError('not_found', 'Grievance ticket not found');
 
+/** Thrown inside the creating transaction when the drawn ticket_id is taken: rolls back its audit entry too. */
+class TicketIdTaken extends Error {}
+
 export interface GrievanceServiceDeps {
   db: Database;
   clock: Clock;
+}
+
+/** The ticket as the API shows it, without what the update replaced. */
+function ticketOf({ previous_status: _s, previous_attachment_url: _u, ...row }: GrievanceRow & PreviousValues): GrievanceRow {
+  return row;
 }
 
 export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
@@ -22,43 +38,91 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
       return withTenant(db, ctx.orgId, (tx) => grievanceRepo(tx).listByClientUser(clientUserId));
     },
 
-    create(ctx: TenantContext, input: CreateGrievanceInput): Promise<GrievanceRow> {
-      return withTenant(db, ctx.orgId, async (tx) => {
-        const repo = grievanceRepo(tx);
-        // 36^8 ids per organization: a collision is rare, and retried with a fresh id.
-        for (let attempt = 0; attempt < 5; attempt++) {
-          const row = await repo.insert({
-            id: uuidv7(),
-            historyId: uuidv7(),
-            ticketId: 'GRV-' + randomCode(UPPER_ALNUM, 8),
-            clientUserId: input.client_user_id,
-            subject: input.subject,
-            description: input.description,
-            category: input.category,
-            attachmentUrl: input.attachment_url ?? null,
-            at: clock.now(),
-            actor: ctx.actor,
+    async create(ctx: TenantContext, input: CreateGrievanceInput): Promise<GrievanceRow> {
+      // 36^8 ids per organization: a collision is rare, and retried with a fresh id in a fresh transaction.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const ticketId = 'GRV-' + randomCode(UPPER_ALNUM, 8);
+        const at = clock.now();
+        try {
+          return await withTenant(db, ctx.orgId, async (tx) => {
+            const inserting = grievanceRepo(tx).insert({
+              id: uuidv7(),
+              historyId: uuidv7(),
+              ticketId,
+              clientUserId: input.client_user_id,
+              subject: input.subject,
+              description: input.description,
+              category: input.category,
+              attachmentUrl: input.attachment_url ?? null,
+              at,
+              actor: ctx.actor,
+            });
+            const event = { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } };
+            const row = await alongsideAudit(tx, ctx, at, event, inserting);
+            if (!row) throw new TicketIdTaken();
+            return row;
           });
-          if (row) return row;
+        } catch (e) {
+          if (!(e instanceof TicketIdTaken)) throw e;
         }
-        throw new AppError('internal', 'Could not allocate a ticket id');
-      });
+      }
+      throw new AppError('internal', 'Could not allocate a ticket id');
     },
 
-    update(ctx: TenantContext, ticketId: string, input: UpdateGrievanceInput, note: string | null = null): Promise<GrievanceRow> {
+    update(ctx: TenantContext, ticketId: string, input: UpdateGrievanceInput): Promise<GrievanceRow> {
       if (!TICKET_ID.test(ticketId)) return Promise.reject(notFound());
+      const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
         const row = await grievanceRepo(tx).update({
           ticketId,
           status: input.status,
           attachmentUrl: input.attachment_url,
-          at: clock.now(),
+          at,
           historyId: uuidv7(),
           actor: ctx.actor,
-          note,
+          note: null,
         });
         if (!row) throw notFound();
-        return row;
+        // The entry names what really changed, which only the update knows: one more statement after it.
+        const statusChanged = row.status !== row.previous_status;
+        const fields = [
+          ...(statusChanged ? ['status'] : []),
+          ...(input.attachment_url !== undefined && row.attachment_url !== row.previous_attachment_url ? ['attachment_url'] : []),
+        ];
+        await recordAudit(tx, ctx, at, {
+          action: 'grievance.updated',
+          targetType: 'grievance',
+          targetId: ticketId,
+          details: { fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
+        });
+        return ticketOf(row);
+      });
+    },
+
+    /** The management API's status change: its note goes into the history entry. Same status: 409, nothing changes. */
+    changeStatus(ctx: TenantContext, ticketId: string, input: StatusChangeInput): Promise<GrievanceRow> {
+      if (!TICKET_ID.test(ticketId)) return Promise.reject(notFound());
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const row = await grievanceRepo(tx).update({
+          ticketId,
+          status: input.status,
+          attachmentUrl: undefined,
+          at,
+          historyId: uuidv7(),
+          actor: ctx.actor,
+          note: input.note ?? null,
+        });
+        if (!row) throw notFound();
+        // Throwing rolls the update back: a note is never silently dropped with a change that changed nothing.
+        if (row.previous_status === input.status) throw new AppError('conflict', `The ticket is already ${input.status}`);
+        await recordAudit(tx, ctx, at, {
+          action: 'grievance.status_changed',
+          targetType: 'grievance',
+          targetId: ticketId,
+          details: { status: row.status, previous_status: row.previous_status, with_note: input.note !== undefined },
+        });
+        return ticketOf(row);
       });
     },
 
@@ -69,6 +133,37 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
         // Every ticket has its creation entry, so no rows means no ticket.
         if (rows.length === 0) throw notFound();
         return rows;
+      });
+    },
+
+    /** A ticket with its whole status history (oldest first): two statements, sent together. */
+    get(ctx: TenantContext, ticketId: string): Promise<GrievanceRow & { history: StatusChangeRow[] }> {
+      if (!TICKET_ID.test(ticketId)) return Promise.reject(notFound());
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const repo = grievanceRepo(tx);
+        const [ticket, history] = await Promise.all([repo.get(ticketId), repo.history(ticketId)]);
+        if (!ticket) throw notFound();
+        return { ...ticket, history };
+      });
+    },
+
+    /** The organization's tickets, newest first, filtered; `to` before `from` is refused. */
+    list(ctx: TenantContext, q: ListGrievancesInput) {
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      const from = q.from === undefined ? undefined : new Date(q.from);
+      const to = q.to === undefined ? undefined : new Date(q.to);
+      const problems: ErrorDetail[] = [];
+      // The schema's date-time admits forms a Date cannot hold (a leap second, an hour-only offset).
+      if (from && Number.isNaN(from.getTime())) problems.push({ field: 'from', message: TIMESTAMP_MESSAGE });
+      if (to && Number.isNaN(to.getTime())) problems.push({ field: 'to', message: TIMESTAMP_MESSAGE });
+      if (from && to && to.getTime() < from.getTime()) problems.push({ field: 'to', message: 'must not be before from' });
+      if (problems.length > 0) {
+        return Promise.reject(new AppError('bad_request', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
+      }
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const page = await grievanceRepo(tx).list({ status: q.status, category: q.category, clientUserId: q.client_user_id, from, to, limit, offset });
+        return { ...page, limit, offset };
       });
     },
   };

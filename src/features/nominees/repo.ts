@@ -2,6 +2,8 @@
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
 import type { NOMINEE_STATUSES, RELATIONSHIPS } from './schemas.js';
 
+export type NomineeStatus = (typeof NOMINEE_STATUSES)[number];
+
 export interface NomineeRow {
   id: string;
   client_user_id: string;
@@ -10,7 +12,7 @@ export interface NomineeRow {
   nominee_mobile: string;
   relationship: (typeof RELATIONSHIPS)[number];
   purpose_of_appointment: string | null;
-  status: (typeof NOMINEE_STATUSES)[number];
+  status: NomineeStatus;
   verified_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -18,6 +20,14 @@ export interface NomineeRow {
 
 const COLUMNS =
   'id, client_user_id, nominee_name, nominee_email, nominee_mobile, relationship, purpose_of_appointment, status, verified_at, created_at, updated_at';
+
+const N_COLUMNS = COLUMNS.split(', ').map((c) => `n.${c}`).join(', ');
+
+/** What an update replaced: the status before, and the fields whose value really changed. */
+export interface NomineeChange {
+  previous_status: NomineeStatus;
+  changed_fields: string[];
+}
 
 export interface NomineeChanges {
   nominee_name?: string;
@@ -30,6 +40,25 @@ export interface NomineeChanges {
 
 export function nomineeRepo(tx: TenantTx) {
   return {
+    /** One page of the organization's nominees, newest first, and how many match in all. */
+    async list(f: { status?: NomineeStatus; limit: number; offset: number }): Promise<{ data: NomineeRow[]; count: number }> {
+      const params: unknown[] = [tx.orgId];
+      const where = ['org_id = $1::uuid'];
+      if (f.status) where.push(`status = $${params.push(f.status)}::text`);
+      const rows = await tx.query<NomineeRow & { total: number }>(
+        `select ${COLUMNS}, count(*) over ()::int as total from nominees where ${where.join(' and ')}
+          order by created_at desc, id desc limit $${params.push(f.limit)}::int offset $${params.push(f.offset)}::int`,
+        params,
+      );
+      let count = rows[0]?.total ?? 0;
+      // A page past the end holds no row to carry the total: count separately (rare).
+      if (rows.length === 0 && f.offset > 0) {
+        const n = await tx.query<{ n: number }>(`select count(*)::int as n from nominees where ${where.join(' and ')}`, params.slice(0, -2));
+        count = n[0]!.n;
+      }
+      return { data: rows.map(({ total: _total, ...n }) => n), count };
+    },
+
     listByClientUser(clientUserId: string): Promise<NomineeRow[]> {
       return tx.query<NomineeRow>(
         `select ${COLUMNS} from nominees where org_id = $1 and client_user_id = $2 order by created_at desc, id desc`,
@@ -57,20 +86,36 @@ export function nomineeRepo(tx: TenantTx) {
       return rows[0]!;
     },
 
-    /** Applies the given fields; verified_at follows status (set on becoming verified, kept, cleared on leaving). */
-    async update(id: string, c: NomineeChanges, at: Date): Promise<NomineeRow | null> {
-      const rows = await tx.query<NomineeRow>(
-        `update nominees set
-            nominee_name = coalesce($3::text, nominee_name),
-            nominee_email = coalesce($4::text, nominee_email),
-            nominee_mobile = coalesce($5::text, nominee_mobile),
-            relationship = coalesce($6::text, relationship),
-            purpose_of_appointment = case when $7::boolean then $8::text else purpose_of_appointment end,
-            status = coalesce($9::text, status),
-            verified_at = case when coalesce($9::text, status) = 'verified' then coalesce(verified_at, $10::timestamptz) end,
+    /**
+     * Applies the given fields; verified_at follows status (set on becoming verified, kept, cleared on
+     * leaving). Answers the nominee with its previous status and the names of the fields whose value changed.
+     */
+    async update(id: string, c: NomineeChanges, at: Date): Promise<(NomineeRow & NomineeChange) | null> {
+      const rows = await tx.query<NomineeRow & NomineeChange>(
+        `with prev as (
+           select id, nominee_name, nominee_email, nominee_mobile, relationship, purpose_of_appointment, status
+             from nominees where org_id = $1::uuid and id = $2::uuid for update
+         )
+         update nominees n set
+            nominee_name = coalesce($3::text, n.nominee_name),
+            nominee_email = coalesce($4::text, n.nominee_email),
+            nominee_mobile = coalesce($5::text, n.nominee_mobile),
+            relationship = coalesce($6::text, n.relationship),
+            purpose_of_appointment = case when $7::boolean then $8::text else n.purpose_of_appointment end,
+            status = coalesce($9::text, n.status),
+            verified_at = case when coalesce($9::text, n.status) = 'verified' then coalesce(n.verified_at, $10::timestamptz) end,
             updated_at = $10::timestamptz
-          where org_id = $1::uuid and id = $2::uuid
-          returning ${COLUMNS}`,
+           from prev
+          where n.org_id = $1::uuid and n.id = prev.id
+          returning ${N_COLUMNS}, prev.status as previous_status,
+                    array_remove(array[
+                      case when n.nominee_name is distinct from prev.nominee_name then 'nominee_name' end,
+                      case when n.nominee_email is distinct from prev.nominee_email then 'nominee_email' end,
+                      case when n.nominee_mobile is distinct from prev.nominee_mobile then 'nominee_mobile' end,
+                      case when n.relationship is distinct from prev.relationship then 'relationship' end,
+                      case when n.purpose_of_appointment is distinct from prev.purpose_of_appointment then 'purpose_of_appointment' end,
+                      case when n.status is distinct from prev.status then 'status' end
+                    ], null) as changed_fields`,
         [
           tx.orgId,
           id,

@@ -5,10 +5,16 @@ import { Type } from 'typebox';
 import { tenantOf } from '../../platform/auth/access.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { NomineeService } from './service.js';
-import { CreateNomineeBody, DeletedMessage, NomineeParams, UpdateNomineeBody, UserNominee, UserParams } from './schemas.js';
+import { CreateNomineeBody, DeletedMessage, ListNomineesQuery, NomineeList, NomineeParams, UpdateNomineeBody, UserNominee, UserParams } from './schemas.js';
 
 const access = { apiKey: 'nominees' } as const;
 const common = { tags: ['Nominees'], security: [{ ApiKey: [] }] };
+
+// Organization management: members read, owners and admins decide; a nominees key does both.
+const readAccess = { apiKey: 'nominees', bearer: ['owner', 'admin', 'member'] } as const;
+const decideAccess = { apiKey: 'nominees', bearer: ['owner', 'admin'] } as const;
+const security: Record<string, string[]>[] = [{ ApiKey: [] }, { Bearer: [] }];
+const management = { tags: ['Nominees'], security };
 
 export function nomineeRoutes(app: FastifyInstance, service: NomineeService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -62,5 +68,44 @@ export function nomineeRoutes(app: FastifyInstance, service: NomineeService): vo
       response: { 200: DeletedMessage, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => service.remove(tenantOf(req), req.params.nominee_id),
+  });
+
+  r.get('/api/v1/nominees', {
+    config: { access: readAccess },
+    schema: {
+      ...management,
+      summary: "The organization's nominees",
+      description:
+        'Every nominee of the organization, newest first (`created_at`, then `id`, descending), optionally of one `status`. `limit` 1-200 (default 50), `offset` (default 0); `count` is the number of matching nominees. Bearer token of an owner, admin or member, or a `nominees` (or `admin`) key.',
+      querystring: ListNomineesQuery,
+      response: { 200: NomineeList, ...errorResponses(400, 401, 403) },
+    },
+    handler: (req) => service.list(tenantOf(req), req.query),
+  });
+
+  r.post('/api/v1/nominees/:nominee_id/verify', {
+    config: { access: decideAccess },
+    schema: {
+      ...management,
+      summary: 'Verify a nominee',
+      description:
+        'Sets `status` to `verified` (again is accepted); `verified_at` is set now, or kept when the nominee was already verified. No body. Answers the updated nominee. Bearer token of an owner or admin, or a `nominees` (or `admin`) key.',
+      params: NomineeParams,
+      response: { 200: UserNominee, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.verify(tenantOf(req), req.params.nominee_id),
+  });
+
+  r.post('/api/v1/nominees/:nominee_id/reject', {
+    config: { access: decideAccess },
+    schema: {
+      ...management,
+      summary: 'Reject a nominee',
+      description:
+        'Sets `status` to `rejected` (again is accepted); `verified_at` goes back to null. No body. Answers the updated nominee. Bearer token of an owner or admin, or a `nominees` (or `admin`) key.',
+      params: NomineeParams,
+      response: { 200: UserNominee, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.reject(tenantOf(req), req.params.nominee_id),
   });
 }

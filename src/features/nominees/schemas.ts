@@ -58,3 +58,21 @@ export type UpdateNomineeInput = Static<typeof UpdateNomineeBody>;
 export const UserParams = Type.Object({ user_id: PathText({ description: 'The client_user_id of the data principal' }) });
 export const NomineeParams = Type.Object({ nominee_id: Type.String({ description: 'UUID of the nominee; a malformed one is simply not found' }) });
 export const DeletedMessage = Type.Object({ message: Type.String() });
+
+// Organization management (Bearer owners, admins and members, or a nominees key).
+export const ListNomineesQuery = Type.Object({
+  status: Type.Optional(StatusEnum),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+});
+export type ListNomineesInput = Static<typeof ListNomineesQuery>;
+
+export const NomineeList = Type.Object(
+  {
+    data: Type.Array(UserNominee),
+    count: Type.Integer({ description: 'Nominees matching the filter, over all pages' }),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+  },
+  { title: 'NomineeList' },
+);

@@ -6,8 +6,9 @@ import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { normalisePhone } from '../../platform/phone.js';
-import { nomineeRepo, type NomineeRow } from './repo.js';
-import type { CreateNomineeInput, UpdateNomineeInput } from './schemas.js';
+import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { nomineeRepo, type NomineeChange, type NomineeRow } from './repo.js';
+import type { CreateNomineeInput, ListNomineesInput, UpdateNomineeInput } from './schemas.js';
 
 const notFound = () => new AppError('not_found', 'Nominee not found');
 
@@ -17,24 +18,62 @@ export interface NomineeServiceDeps {
   defaultCountryCode: string;
 }
 
+/** The nominee as the API shows it, without what the update replaced. */
+function nomineeOf({ previous_status: _s, changed_fields: _f, ...row }: NomineeRow & NomineeChange): NomineeRow {
+  return row;
+}
+
 export function createNomineeService({ db, clock, defaultCountryCode }: NomineeServiceDeps) {
+  /** Sets the status (verified_at follows it) and records `nominee.verified|rejected`; an unchanged status is accepted. */
+  function decide(ctx: TenantContext, nomineeId: string, status: 'verified' | 'rejected'): Promise<NomineeRow> {
+    if (!isUuid(nomineeId)) return Promise.reject(notFound());
+    const at = clock.now();
+    return withTenant(db, ctx.orgId, async (tx) => {
+      const row = await nomineeRepo(tx).update(nomineeId, { status }, at);
+      if (!row) throw notFound();
+      await recordAudit(tx, ctx, at, {
+        action: `nominee.${status}`,
+        targetType: 'nominee',
+        targetId: row.id,
+        details: { status: row.status, previous_status: row.previous_status },
+      });
+      return nomineeOf(row);
+    });
+  }
+
   return {
     listForUser(ctx: TenantContext, clientUserId: string): Promise<NomineeRow[]> {
       return withTenant(db, ctx.orgId, (tx) => nomineeRepo(tx).listByClientUser(clientUserId));
     },
 
+    /** The organization's nominees, newest first, optionally of one status. */
+    list(ctx: TenantContext, q: ListNomineesInput) {
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      return withTenant(db, ctx.orgId, async (tx) => ({ ...(await nomineeRepo(tx).list({ status: q.status, limit, offset })), limit, offset }));
+    },
+
     create(ctx: TenantContext, input: CreateNomineeInput): Promise<NomineeRow> {
+      const id = uuidv7();
+      const at = clock.now();
+      const mobile = normalisePhone(input.nominee_mobile, defaultCountryCode);
       return withTenant(db, ctx.orgId, (tx) =>
-        nomineeRepo(tx).insert({
-          id: uuidv7(),
-          clientUserId: input.user_id,
-          name: input.nominee_name,
-          email: input.nominee_email.toLowerCase(),
-          mobile: normalisePhone(input.nominee_mobile, defaultCountryCode),
-          relationship: input.relationship,
-          purpose: input.purpose_of_appointment ?? null,
-          at: clock.now(),
-        }),
+        alongsideAudit(
+          tx,
+          ctx,
+          at,
+          { action: 'nominee.created', targetType: 'nominee', targetId: id, details: { status: 'pending' } },
+          nomineeRepo(tx).insert({
+            id,
+            clientUserId: input.user_id,
+            name: input.nominee_name,
+            email: input.nominee_email.toLowerCase(),
+            mobile,
+            relationship: input.relationship,
+            purpose: input.purpose_of_appointment ?? null,
+            at,
+          }),
+        ),
       );
     },
 
@@ -45,19 +84,40 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
         nominee_email: input.nominee_email?.toLowerCase(),
         nominee_mobile: input.nominee_mobile === undefined ? undefined : normalisePhone(input.nominee_mobile, defaultCountryCode),
       };
+      const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
-        const row = await nomineeRepo(tx).update(nomineeId, changes, clock.now());
+        const row = await nomineeRepo(tx).update(nomineeId, changes, at);
         if (!row) throw notFound();
-        return row;
+        // The entry names what really changed, which only the update knows: one more statement after it.
+        const statusChanged = row.status !== row.previous_status;
+        await recordAudit(tx, ctx, at, {
+          action: 'nominee.updated',
+          targetType: 'nominee',
+          targetId: row.id,
+          details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
+        });
+        return nomineeOf(row);
       });
     },
 
     remove(ctx: TenantContext, nomineeId: string): Promise<{ message: string }> {
       if (!isUuid(nomineeId)) return Promise.reject(notFound());
+      const id = nomineeId.toLowerCase();
+      const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
-        if (!(await nomineeRepo(tx).remove(nomineeId))) throw notFound();
+        const event = { action: 'nominee.deleted', targetType: 'nominee', targetId: id };
+        // Not found: the throw rolls the entry back with the transaction.
+        if (!(await alongsideAudit(tx, ctx, at, event, nomineeRepo(tx).remove(id)))) throw notFound();
         return { message: 'Nominee deleted' };
       });
+    },
+
+    verify(ctx: TenantContext, nomineeId: string): Promise<NomineeRow> {
+      return decide(ctx, nomineeId, 'verified');
+    },
+
+    reject(ctx: TenantContext, nomineeId: string): Promise<NomineeRow> {
+      return decide(ctx, nomineeId, 'rejected');
     },
   };
 }

@@ -20,7 +20,11 @@ export type RouteAccess =
       orgHeader?: boolean;
     };
 
-export type Actor = { type: 'api_key'; id: string; scopes: Scope[] } | { type: 'user'; id: string; role: Role; sessionId: string };
+export type Actor =
+  | { type: 'api_key'; id: string; scopes: Scope[] }
+  | { type: 'user'; id: string; role: Role; sessionId: string }
+  /** A data principal on the hosted consent page, proven by a one-time code; `id` is the link's event id. */
+  | { type: 'data_principal'; id: string };
 
 /** Who is calling, for which organization: the first argument of every service function. */
 export interface TenantContext {
@@ -67,7 +71,7 @@ export function tenantOf(request: FastifyRequest): TenantContext {
   return request.tenant;
 }
 
-function hostOf(request: FastifyRequest, trustProxy: boolean): string | undefined {
+export function hostOf(request: FastifyRequest, trustProxy: boolean): string | undefined {
   if (trustProxy) {
     const forwarded = request.headers['x-forwarded-host'];
     const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();

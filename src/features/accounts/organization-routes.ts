@@ -1,0 +1,104 @@
+// The addressed organization and its API keys, managed over HTTP on the organization's own host.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { tenantOf } from '../../platform/auth/access.js';
+import { errorResponses, NullableTimestamp, Text, Timestamp } from '../../platform/http/schema-kit.js';
+import type { AccountsService } from './service.js';
+import { SCOPES } from './service.js';
+
+const ScopeName = Type.Unsafe<(typeof SCOPES)[number]>({ type: 'string', enum: [...SCOPES] });
+const security: Record<string, string[]>[] = [{ Bearer: [] }, { ApiKey: [] }];
+
+const Organization = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    slug: Type.String(),
+    name: Type.String(),
+    created_at: Timestamp(),
+    role: Type.Unsafe<'owner' | 'admin' | 'member' | null>({
+      type: ['string', 'null'],
+      enum: ['owner', 'admin', 'member', null],
+      description: "The caller's role; null for an API key",
+    }),
+  },
+  { title: 'Organization' },
+);
+
+const apiKeyFields = {
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  prefix: Type.String({ description: 'The first 12 characters of the key, to recognise it' }),
+  scopes: Type.Array(ScopeName),
+  created_at: Timestamp(),
+  last_used_at: NullableTimestamp('Accurate to within 30 seconds'),
+  revoked_at: NullableTimestamp(),
+};
+const ApiKey = Type.Object(apiKeyFields, { title: 'ApiKey' });
+const CreatedApiKey = Type.Object(
+  { key: Type.String({ description: 'The key itself: shown this once, stored only as a hash' }), ...apiKeyFields },
+  { title: 'CreatedApiKey' },
+);
+
+const keyAccess = { apiKey: 'admin', bearer: ['owner', 'admin'] } as const;
+
+export function organizationRoutes(app: FastifyInstance, accounts: AccountsService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get('/api/v1/organization', {
+    config: { access: { apiKey: 'admin', bearer: ['owner', 'admin', 'member'] } },
+    schema: {
+      tags: ['Organization'],
+      security,
+      summary: 'The organization',
+      description: "The organization of this host and the caller's role in it (`null` for an API key). Any member, or an `admin` key.",
+      response: { 200: Organization, ...errorResponses(401, 403) },
+    },
+    handler: async (req) => {
+      const ctx = tenantOf(req);
+      const org = await accounts.organization(ctx);
+      return { ...org, role: ctx.actor.type === 'user' ? ctx.actor.role : null };
+    },
+  });
+
+  r.get('/api/v1/api-keys', {
+    config: { access: keyAccess },
+    schema: {
+      tags: ['Organization'],
+      security,
+      summary: 'List API keys',
+      description: 'Every key of the organization, revoked ones included, oldest first. The key itself is never shown again. Owners and admins, or an `admin` key.',
+      response: { 200: Type.Array(ApiKey), ...errorResponses(401, 403) },
+    },
+    handler: (req) => accounts.listKeys(tenantOf(req)),
+  });
+
+  r.post('/api/v1/api-keys', {
+    config: { access: keyAccess },
+    schema: {
+      tags: ['Organization'],
+      security,
+      summary: 'Create an API key',
+      description: 'A new key with the given scopes (`admin` is everything). The answer holds the key: it is shown this once. Owners and admins, or an `admin` key.',
+      body: Type.Object(
+        { name: Text(255), scopes: Type.Array(ScopeName, { minItems: 1, maxItems: SCOPES.length }) },
+        { additionalProperties: false },
+      ),
+      response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await accounts.createKey(tenantOf(req), req.body)),
+  });
+
+  r.delete('/api/v1/api-keys/:id', {
+    config: { access: keyAccess },
+    schema: {
+      tags: ['Organization'],
+      security,
+      summary: 'Revoke an API key',
+      description: 'The key is refused at once by this process and within 10 seconds by every other. Revoking a revoked key changes nothing and answers the same. Owners and admins, or an `admin` key.',
+      params: Type.Object({ id: Type.String({ description: 'The key id (not the key)' }) }),
+      response: { 200: ApiKey, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => accounts.revokeKey(tenantOf(req), req.params.id),
+  });
+}

@@ -1,0 +1,143 @@
+// The hosted consent page: GET /c/<token> and its three forms (send code, verify, submit choices), in an
+// encapsulated plugin with its own security headers (helmet, strict CSP), urlencoded body parser,
+// CSRF check and HTML error pages, so the JSON API around it is untouched. Public routes: the tenant
+// comes from Host through the organization directory, and the link token is the credential.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import helmet from '@fastify/helmet';
+import formbody from '@fastify/formbody';
+import { hostOf } from '../../platform/auth/access.js';
+import { slugFromHost, type Organization, type OrganizationDirectory } from '../../platform/auth/tenant-host.js';
+import { pickLanguage, type Messages } from './messages/index.js';
+import { confirmationPage, linkPage, messagePage, statePage, STYLE_HASH, type PageContext } from './pages.js';
+import type { ConsentPageService, Outcome } from './service.js';
+
+export interface ConsentPageRouteDeps {
+  service: ConsentPageService;
+  organizations: OrganizationDirectory;
+  baseDomain: string;
+  trustProxy: boolean;
+  /** Mark the session cookie Secure (PUBLIC_URL is https). */
+  secureCookie: boolean;
+}
+
+/** The browser session: a random value in an HttpOnly, SameSite=Strict cookie scoped to /c/. */
+const COOKIE = 'assent_page';
+const SESSION_PATTERN = /^[0-9A-Za-z_-]{43}$/;
+const TOKEN_PATTERN = /^[0-9A-Za-z]{32}$/;
+const HTML = 'text/html; charset=utf-8';
+// Request logs would carry the link token in the URL: only warnings and errors are logged here.
+const routeOptions = { config: { access: 'public' as const }, schema: { hide: true }, logLevel: 'warn' as const };
+
+function sessionOf(request: FastifyRequest): string | null {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [name, value] = part.trim().split('=');
+    if (name === COOKIE && value && SESSION_PATTERN.test(value)) return value;
+  }
+  return null;
+}
+
+/** The forms' CSRF token: an HMAC of the link token keyed by the session, so it is tied to both. */
+function csrfFor(session: string, token: string): string {
+  return createHmac('sha256', session).update(token).digest('base64url');
+}
+
+function csrfValid(session: string | null, token: string, given: unknown): session is string {
+  if (!session || typeof given !== 'string') return false;
+  const expected = Buffer.from(csrfFor(session, token));
+  const actual = Buffer.from(given);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageRouteDeps): Promise<void> {
+  const { service, organizations } = deps;
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        styleSrc: [STYLE_HASH],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+    },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+  await app.register(formbody, { bodyLimit: 16 * 1024 });
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
+
+  const language = (request: FastifyRequest): Messages =>
+    pickLanguage((request.query as Record<string, unknown> | undefined)?.lang, request.headers['accept-language']);
+
+  app.setErrorHandler((err: { statusCode?: number }, request, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) request.log.error({ err }, 'consent page failed');
+    const kind = status === 404 ? 'not_found' : status === 403 ? 'forbidden' : 'error';
+    return reply.code(status).type(HTML).send(messagePage(language(request), kind));
+  });
+
+  async function organizationOf(request: FastifyRequest): Promise<Organization | null> {
+    const slug = slugFromHost(hostOf(request, deps.trustProxy), deps.baseDomain);
+    return slug ? organizations.bySlug(slug) : null;
+  }
+
+  // Unknown host and unknown token look the same.
+  const notFound = (reply: FastifyReply, m: Messages) => reply.code(404).type(HTML).send(messagePage(m, 'not_found'));
+
+  function show(reply: FastifyReply, p: PageContext, outcome: Outcome, afterPost: boolean) {
+    if (outcome.kind === 'recorded') return reply.type(HTML).send(confirmationPage(p, outcome.view, outcome.consent));
+    const { view, error } = outcome;
+    if (view.state !== 'active') {
+      const page = statePage(p.m, p.orgName, view.state, `/c/${p.token}`);
+      return reply.code(page.status).type(HTML).send(page.body);
+    }
+    if (error) return reply.code(error.status).type(HTML).send(linkPage(p, view, error));
+    // Post/redirect/get: a reload shows the page, never posts again.
+    if (afterPost) return reply.redirect(`/c/${p.token}?lang=${p.m.lang}`, 303);
+    return reply.type(HTML).send(linkPage(p, view));
+  }
+
+  type Params = { Params: { token: string } };
+
+  app.get<Params>('/c/:token', routeOptions, async (request, reply) => {
+    const m = language(request);
+    const org = await organizationOf(request);
+    if (!org) return notFound(reply, m);
+    let session = sessionOf(request);
+    if (!session) {
+      session = randomBytes(32).toString('base64url');
+      reply.header('set-cookie', `${COOKIE}=${session}; Path=/c/; HttpOnly; SameSite=Strict; Max-Age=86400${deps.secureCookie ? '; Secure' : ''}`);
+    }
+    const { token } = request.params;
+    const view = await service.open(org, token, session);
+    if (!view) return notFound(reply, m);
+    return show(reply, { m, orgName: org.name, token, csrf: csrfFor(session, token) }, { kind: 'page', view }, false);
+  });
+
+  /** The part every form shares: tenant, token, CSRF; then the step. */
+  function form(step: string, run: (org: Organization, token: string, session: string, body: Record<string, unknown>, m: Messages, request: FastifyRequest) => Promise<Outcome | null>) {
+    app.post<Params>(`/c/:token/${step}`, routeOptions, async (request, reply) => {
+      const m = language(request);
+      const org = await organizationOf(request);
+      const { token } = request.params;
+      if (!org || !TOKEN_PATTERN.test(token)) return notFound(reply, m);
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const session = sessionOf(request);
+      if (!csrfValid(session, token, body.csrf)) return reply.code(403).type(HTML).send(messagePage(m, 'forbidden', `/c/${token}`));
+      const outcome = await run(org, token, session, body, m, request);
+      if (!outcome) return notFound(reply, m);
+      return show(reply, { m, orgName: org.name, token, csrf: csrfFor(session, token) }, outcome, true);
+    });
+  }
+
+  form('code', (org, token, session, _body, m) => service.sendCode(org, token, session, (code, minutes) => m.codeSms(org.name, code, minutes)));
+  form('verify', (org, token, session, body) => service.verify(org, token, session, typeof body.code === 'string' ? body.code : ''));
+  form('consent', (org, token, session, body, _m, request) => {
+    const chosen = [body.purpose].flat().filter((v): v is string => typeof v === 'string');
+    return service.submit(org, token, session, new Set(chosen), request.id);
+  });
+}
