@@ -51,6 +51,20 @@ test('RLS: the tenant transaction runs as the unprivileged role', async () => {
   expect(row).toEqual({ u: 'assent_app', org: a.id });
 });
 
+test('RLS: the one-round-trip read (tenantQuery) runs as the same role, sees only its rows, and leaves nothing behind', async () => {
+  const a = await t.tenant();
+  const b = await t.tenant();
+  await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: ticket });
+  expect(await t.db.tenantQuery(a.id, "select current_user as u, current_setting('app.org_id') as org")).toEqual([{ u: 'assent_app', org: a.id }]);
+  expect(await t.db.tenantQuery<{ n: number }>(b.id, 'select count(*)::int as n from grievances')).toEqual([{ n: 0 }]);
+  expect(await t.db.tenantQuery<{ n: number }>(a.id, 'select count(*)::int as n from grievances')).toEqual([{ n: 1 }]);
+  await expect(t.db.tenantQuery(b.id, 'select 1/0')).rejects.toThrow(/division by zero/);
+  // The pooled connection went back clean: the owner connection is not left in the tenant role.
+  const [owner] = await t.db.system.query<{ u: string; org: string | null }>("select current_user as u, nullif(current_setting('app.org_id', true), '') as org");
+  expect(owner!.u).not.toBe('assent_app');
+  expect(owner!.org).toBeNull();
+});
+
 test('§1 tenant from Host: the first label under BASE_DOMAIN, case-insensitive, port ignored', () => {
   expect(slugFromHost('acme.localhost:3000', 'localhost')).toBe('acme');
   expect(slugFromHost('ACME.LocalHost', 'localhost')).toBe('acme');

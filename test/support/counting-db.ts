@@ -20,6 +20,10 @@ export function countingDb(db: Database): { db: Database; counts: { system: numb
       counts.tenant++;
       return db.tenantTransaction(orgId, fn);
     },
+    tenantQuery: (orgId, text, params) => {
+      counts.tenant++;
+      return db.tenantQuery(orgId, text, params);
+    },
     close: () => db.close(),
   };
   return { db: wrapped, counts, reset: () => void Object.assign(counts, { system: 0, tenant: 0 }) };

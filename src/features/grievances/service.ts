@@ -1,7 +1,7 @@
 // Grievance tickets: creation (status open, a GRV- id), updates that keep an append-only status history,
 // and the organization's own view of all its tickets. Every change appends an audit entry with it.
 import type { Database } from '../../platform/db/types.js';
-import { withTenant } from '../../platform/db/tenant-tx.js';
+import { tenantReads, withTenant } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
@@ -35,7 +35,8 @@ function ticketOf({ previous_status: _s, previous_attachment_url: _u, ...row }: 
 export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
   return {
     listForUser(ctx: TenantContext, clientUserId: string): Promise<GrievanceRow[]> {
-      return withTenant(db, ctx.orgId, (tx) => grievanceRepo(tx).listByClientUser(clientUserId));
+      // One statement: sent with its transaction in a single round trip (the hot read of this API).
+      return grievanceRepo(tenantReads(db, ctx.orgId)).listByClientUser(clientUserId);
     },
 
     async create(ctx: TenantContext, input: CreateGrievanceInput): Promise<GrievanceRow> {

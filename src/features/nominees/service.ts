@@ -1,6 +1,6 @@
 // Nominees: people authorised to act for a data principal, with a verification status.
 import type { Database } from '../../platform/db/types.js';
-import { withTenant } from '../../platform/db/tenant-tx.js';
+import { tenantReads, withTenant } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -43,7 +43,8 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
 
   return {
     listForUser(ctx: TenantContext, clientUserId: string): Promise<NomineeRow[]> {
-      return withTenant(db, ctx.orgId, (tx) => nomineeRepo(tx).listByClientUser(clientUserId));
+      // One statement: sent with its transaction in a single round trip (the hot read of this API).
+      return nomineeRepo(tenantReads(db, ctx.orgId)).listByClientUser(clientUserId);
     },
 
     /** The organization's nominees, newest first, optionally of one status. */

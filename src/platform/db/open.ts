@@ -63,6 +63,13 @@ async function openPglite(dataDir: string, rls: boolean): Promise<Database> {
         return fn(wrap(tx));
       });
     },
+    tenantQuery<T>(orgId: string, text: string, params?: readonly unknown[]) {
+      assertUuid(orgId);
+      return pg.transaction(async (tx) => {
+        await tx.query(setup, [orgId]);
+        return wrap(tx).query<T>(text, params);
+      });
+    },
     close: () => pg.close(),
   };
 }
@@ -95,16 +102,52 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10): Promise<D
         await sql.unsafe(script);
       },
     },
-    tenantTransaction(orgId, fn) {
+    async tenantTransaction(orgId, fn) {
       assertUuid(orgId);
-      return sql.begin(async (tx) => {
-        // Sent now, not awaited: the set-up and the first query travel together (pipelined).
-        const pending = tx.unsafe(setup, [orgId], { prepare: true }).execute();
-        pending.catch(() => {});
-        const result = await fn(wrap(tx));
-        await pending;
+      // A reserved connection rather than sql.begin(), which waits for BEGIN before anything else:
+      // here BEGIN, the tenant set-up and fn's first statement leave in one write (pipelined), so a
+      // one-statement request costs two round trips (that, then COMMIT) instead of three.
+      const conn = await sql.reserve();
+      let inTransaction = true;
+      try {
+        const begin = conn.unsafe('begin').execute();
+        const tenant = conn.unsafe(setup, [orgId], { prepare: true }).execute();
+        begin.catch(() => {});
+        tenant.catch(() => {});
+        const result = await fn(wrap(conn));
+        await begin;
+        await tenant;
+        await conn.unsafe('commit');
+        inTransaction = false;
         return result;
-      }) as Promise<never>;
+      } catch (e) {
+        if (inTransaction) await conn.unsafe('rollback').catch(() => {});
+        throw e;
+      } finally {
+        conn.release();
+      }
+    },
+    async tenantQuery<T>(orgId: string, text: string, params?: readonly unknown[]): Promise<T[]> {
+      assertUuid(orgId);
+      const conn = await sql.reserve();
+      try {
+        // All four leave in one write; if any fails, the ones after it fail too and COMMIT rolls back.
+        const sent = [
+          conn.unsafe('begin').execute(),
+          conn.unsafe(setup, [orgId], { prepare: true }).execute(),
+          conn.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true }).execute(),
+          conn.unsafe('commit').execute(),
+        ];
+        const settled = await Promise.allSettled(sent);
+        const failed = settled.find((r) => r.status === 'rejected');
+        if (failed) {
+          await conn.unsafe('rollback').catch(() => {});
+          throw (failed as PromiseRejectedResult).reason;
+        }
+        return (settled[2] as PromiseFulfilledResult<unknown>).value as T[];
+      } finally {
+        conn.release();
+      }
     },
     close: () => sql.end({ timeout: 5 }),
   };

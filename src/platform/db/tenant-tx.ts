@@ -10,6 +10,15 @@ export function withTenant<T>(db: Database, orgId: string, fn: (tx: TenantTx) =>
   return db.tenantTransaction(orgId, (tx) => fn({ orgId, query: tx.query.bind(tx) }));
 }
 
+/**
+ * A TenantTx whose every statement is its own tenant transaction, sent in one round trip on
+ * PostgreSQL (Database.tenantQuery): for reads that are one statement. Same role, same org_id, same
+ * row-level security; only atomicity across statements is given up, so never use it for writes.
+ */
+export function tenantReads(db: Database, orgId: string): TenantTx {
+  return { orgId, query: (text, params) => db.tenantQuery(orgId, text, params) };
+}
+
 /** Postgres unique_violation, for repositories that turn it into a conflict. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = error as { code?: string; constraint_name?: string; constraint?: string } | null;
