@@ -1,0 +1,96 @@
+// The baseline bench/run.ts measures the service against: a bare Fastify server running the same SQL
+// for each benchmarked endpoint (the features' own service and repository code, so the statements are
+// the service's by construction), and nothing else: no tenant transaction or row-level security (the
+// organization comes from a map of Host labels loaded at start), no credentials, no validation, no
+// response schemas (JSON.stringify), no logger. Run as its own process:
+//   PORT=3100 DATA_DIR=... | DATABASE_URL=... node --import tsx bench/baseline.ts
+import Fastify from 'fastify';
+import { PGlite } from '@electric-sql/pglite';
+import postgres from 'postgres';
+import type { Database, Queryable } from '../src/platform/db/types.js';
+import type { TenantContext } from '../src/platform/auth/access.js';
+import { systemClock } from '../src/platform/clock.js';
+import { createGrievanceService } from '../src/features/grievances/index.js';
+import { createNomineeService } from '../src/features/nominees/index.js';
+import { createConsentLinkService } from '../src/features/consent-links/service.js';
+import type { CreateGrievanceInput, UpdateGrievanceInput } from '../src/features/grievances/schemas.js';
+import type { CreateNomineeInput } from '../src/features/nominees/schemas.js';
+import type { HistoryQueryInput } from '../src/features/consent-links/schemas.js';
+
+/** The store with its transaction taken away: each statement runs on its own, as the owner. */
+async function openBare(): Promise<Database> {
+  const url = process.env.DATABASE_URL;
+  if (url) {
+    // The service's pool: the same size, prepared statements.
+    const sql = postgres(url, { max: 10, onnotice: () => {}, connection: { application_name: 'assent-bench-baseline' } });
+    const q: Queryable = {
+      async query<T>(text: string, params?: readonly unknown[]) {
+        return (await sql.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as T[];
+      },
+    };
+    return bareDatabase('postgres', q, () => sql.end({ timeout: 5 }));
+  }
+  const dataDir = process.env.DATA_DIR;
+  if (!dataDir) throw new Error('baseline: set DATA_DIR or DATABASE_URL');
+  const pg = await PGlite.create(dataDir);
+  const q: Queryable = {
+    async query<T>(text: string, params?: readonly unknown[]) {
+      return (await pg.query<T>(text, params as unknown[] | undefined)).rows;
+    },
+  };
+  return bareDatabase('pglite', q, () => pg.close());
+}
+
+function bareDatabase(kind: Database['kind'], q: Queryable, close: () => Promise<void>): Database {
+  return {
+    kind,
+    system: { ...q, transaction: (fn) => fn({ ...q, exec: async () => {} }), exec: async () => {} },
+    tenantTransaction: (_orgId, fn) => fn(q),
+    tenantQuery: (_orgId, text, params) => q.query(text, params),
+    close,
+  };
+}
+
+async function main(): Promise<void> {
+  const db = await openBare();
+  const orgs = new Map<string, TenantContext>();
+  const actor = { type: 'api_key' as const, id: '00000000-0000-4000-8000-000000000001', scopes: ['admin' as const] };
+  for (const o of await db.system.query<{ id: string; slug: string; name: string }>('select id, slug, name from organizations')) {
+    orgs.set(o.slug, { orgId: o.id, slug: o.slug, orgName: o.name, actor, requestId: 'baseline' });
+  }
+  const ctxOf = (host: string | undefined): TenantContext => {
+    const ctx = orgs.get((host ?? '').split('.')[0]!);
+    if (!ctx) throw Object.assign(new Error('unknown organization'), { statusCode: 404 });
+    return ctx;
+  };
+
+  const deps = { db, clock: systemClock, defaultCountryCode: '+91', publicUrl: new URL('http://localhost:3000') };
+  const grievances = createGrievanceService(deps);
+  const nominees = createNomineeService(deps);
+  const consentLinks = createConsentLinkService(deps);
+
+  const app = Fastify({ logger: false });
+  app.get<{ Params: { user_id: string } }>('/grievance/user/:user_id', (req) => grievances.listForUser(ctxOf(req.headers.host), req.params.user_id));
+  app.post<{ Body: CreateGrievanceInput }>('/grievance', async (req, reply) => reply.code(201).send(await grievances.create(ctxOf(req.headers.host), req.body)));
+  app.put<{ Params: { ticket_id: string }; Body: UpdateGrievanceInput }>('/grievance/:ticket_id', (req) =>
+    grievances.update(ctxOf(req.headers.host), req.params.ticket_id, req.body),
+  );
+  app.get<{ Params: { user_id: string } }>('/nominee/user/:user_id', (req) => nominees.listForUser(ctxOf(req.headers.host), req.params.user_id));
+  app.post<{ Body: CreateNomineeInput }>('/nominee', async (req, reply) => reply.code(201).send(await nominees.create(ctxOf(req.headers.host), req.body)));
+  app.get<{ Querystring: Record<string, string> }>('/api/v1/external/public/consent-link/history', (req) => {
+    const { limit, offset, ...rest } = req.query;
+    const query = { ...rest, limit: limit === undefined ? undefined : Number(limit), offset: offset === undefined ? undefined : Number(offset) };
+    return consentLinks.history(ctxOf(req.headers.host), query as HistoryQueryInput);
+  });
+  app.get('/health', async () => ({ status: 'ok' }));
+
+  await app.listen({ port: Number(process.env.PORT ?? 3100), host: process.env.HOST ?? '127.0.0.1' });
+  const stop = async () => {
+    await app.close();
+    await db.close();
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+await main();

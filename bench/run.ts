@@ -1,0 +1,835 @@
+// `npm run bench [-- --quick]`: every benchmarked endpoint of the service against a bare baseline
+// (bench/baseline.ts: the same SQL in a bare Fastify route), side by side, in the same run and on the same
+// store: the embedded store, and PostgreSQL when BENCH_DATABASE_URL is set. Seeds the data first
+// (bench/seed.ts), runs the service and the baseline as separate processes, one at a time, pinned to
+// another core than this load generator (autocannon) where the machine allows, and reports req/s, p50,
+// p99, the ratios, non-2xx counts and the service's peak RSS: a table on stdout, JSON and Markdown under
+// bench/results/. Exits 0 only when the report was written, every endpoint ran, and every response was 2xx.
+import autocannon from 'autocannon';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { openStore } from '../src/platform/db/store.js';
+import { GRIEVANCE_CATEGORIES, GRIEVANCE_STATUSES } from '../src/features/grievances/index.js';
+import { RELATIONSHIPS } from '../src/features/nominees/index.js';
+import { seedBench, type BenchData } from './seed.js';
+import { CATEGORIES, summariseProfile, type ProfileSummary } from './profile.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RESULTS_DIR = join(ROOT, 'bench/results');
+
+// ---------------------------------------------------------------------------------------------- options
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    store: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    orgs: { type: 'string' },
+    grievances: { type: 'string' },
+    nominees: { type: 'string' },
+    links: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    'keep-data': { type: 'boolean', default: false },
+    dist: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+const USAGE = `Usage: npm run bench -- [--quick] [--store pglite|postgres|all] [--profile]
+       [--duration S] [--warmup S] [--connections N] [--orgs N] [--grievances N] [--nominees N] [--links N]
+       [--out FILE.json] [--keep-data] [--dist DIR]
+PostgreSQL runs too when BENCH_DATABASE_URL is set (postgres://user@host:5432/db, a role that may create
+databases): the run seeds a scratch database of its own beside it and drops it afterwards.
+--quick: small data, 1-second runs, 10 connections (CI). --profile: also profile both servers (node --cpu-prof) per endpoint.
+--dist DIR: serve the service from DIR (a build of a proposed change, inside the checkout) instead of dist/.`;
+
+if (args.help) {
+  process.stdout.write(USAGE + '\n');
+  process.exit(0);
+}
+
+const quick = args.quick;
+const num = (v: string | undefined, fallback: number, name: string): number => {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number`);
+  return n;
+};
+const opts = {
+  duration: num(args.duration, quick ? 1 : 10, 'duration'),
+  warmup: num(args.warmup, quick ? 0.25 : 3, 'warmup'),
+  connections: num(args.connections, quick ? 10 : 50, 'connections'),
+  orgs: num(args.orgs, quick ? 3 : 100, 'orgs'),
+  grievances: num(args.grievances, quick ? 2_000 : 1_000_000, 'grievances'),
+  nominees: num(args.nominees, quick ? 500 : 100_000, 'nominees'),
+  links: num(args.links, quick ? 2_000 : 1_000_000, 'links'),
+};
+if (opts.orgs < 1) throw new Error('--orgs must be at least 1');
+
+type StoreKind = 'pglite' | 'postgres';
+const benchDatabaseUrl = process.env.BENCH_DATABASE_URL || null;
+const stores: StoreKind[] = (() => {
+  const s = args.store ?? 'all';
+  if (s === 'pglite') return ['pglite'];
+  if (s === 'postgres' || s === 'all') {
+    if (!benchDatabaseUrl) {
+      if (s === 'postgres') throw new Error('--store postgres needs BENCH_DATABASE_URL');
+      return ['pglite'];
+    }
+    return s === 'all' ? ['pglite', 'postgres'] : ['postgres'];
+  }
+  throw new Error(`--store must be pglite, postgres or all, got "${s}"`);
+})();
+
+const t0 = performance.now();
+const log = (line: string) => process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+/** Counted before this process pins itself to one CPU. */
+const MACHINE_CPUS = os.availableParallelism();
+
+// ---------------------------------------------------------------------------------------------- pinning
+
+interface Pinning {
+  pinned: boolean;
+  server: string;
+  loadGenerator: string;
+  note: string;
+}
+
+/** This process (the load generator) on CPU 0, the servers on CPU 1, when taskset and two CPUs are there. */
+function pinCores(): Pinning {
+  const cpus = MACHINE_CPUS;
+  const none = (why: string): Pinning => ({ pinned: false, server: 'any', loadGenerator: 'any', note: `not pinned: ${why}` });
+  if (cpus < 2) return none(`${cpus} CPU available`);
+  try {
+    execFileSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' });
+  } catch {
+    return none('taskset is missing or refused');
+  }
+  return {
+    pinned: true,
+    server: 'CPU 1 (taskset -c 1)',
+    loadGenerator: 'CPU 0 (taskset -a -cp 0)',
+    note: `${cpus} CPUs; the embedded store runs inside the server process; PostgreSQL's own processes are not pinned and share both CPUs`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- servers
+
+type ServerKind = 'service' | 'baseline';
+
+interface StoreTarget {
+  kind: StoreKind;
+  dataDir: string | null;
+  databaseUrl: string | null;
+}
+
+interface RunningServer {
+  kind: ServerKind;
+  pid: number;
+  port: number;
+  proc: ChildProcess;
+  exited: Promise<number | null>;
+  logPath: string;
+}
+
+/**
+ * `assent serve` from dist/, built once when the run starts (buildDist): bin/assent.mjs would rebuild
+ * before every start while src/ is being edited, and the service under test could change mid-run.
+ */
+const SERVICE_DIST = args.dist ? resolve(args.dist) : join(ROOT, 'dist');
+const SERVE_FROM_DIST = `import(${JSON.stringify(pathToFileURL(join(SERVICE_DIST, 'cli/main.js')).href)}).then(async (m) => { process.exitCode = await m.main(['serve']); })`;
+
+/** Builds dist/ when src/ is newer than it, as bin/assent.mjs does (its help verb builds, then exits 0). */
+function buildDist(): void {
+  if (args.dist) return;
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'bin/assent.mjs'), '--help'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  } catch {
+    throw new Error('could not build dist/ (compiler errors above)');
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface Reply {
+  status: number;
+  body: string;
+}
+
+function request(port: number, r: { method: string; path: string; headers: Record<string, string>; body?: string }): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: r.method, path: r.path, headers: r.headers, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
+async function startServer(kind: ServerKind, store: StoreTarget, pinning: Pinning, workDir: string, cpuProfDir?: string): Promise<RunningServer> {
+  const port = await freePort();
+  const node =
+    kind === 'service'
+      ? [process.execPath, ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), '--input-type=module', '-e', SERVE_FROM_DIST]
+      : [process.execPath, ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), '--import', 'tsx', join(ROOT, 'bench/baseline.ts')];
+  const argv = pinning.pinned ? ['taskset', '-c', '1', ...node] : node;
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BASE_DOMAIN: 'localhost' };
+  for (const k of ['DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'PUBLIC_URL', 'TRUST_PROXY', 'ASSENT_RLS', 'NODE_OPTIONS']) delete env[k];
+  if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
+  else env.DATA_DIR = store.dataDir!;
+  const logPath = join(workDir, `${store.kind}-${kind}-${Date.now()}.log`);
+  const out = createWriteStream(logPath);
+  const proc = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout!.pipe(out);
+  proc.stderr!.pipe(out);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const server: RunningServer = { kind, pid: proc.pid!, port, proc, exited, logPath };
+  // The service may first build dist/ (bin/assent.mjs does when src/ changed): allow for it.
+  const deadline = Date.now() + 180_000;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  for (;;) {
+    if (gone) throw new Error(`${kind} exited during start-up; its output:\n${tail(logPath)}`);
+    if (Date.now() > deadline) {
+      await stopServer(server);
+      throw new Error(`${kind} did not answer /health within 180 s; its output:\n${tail(logPath)}`);
+    }
+    try {
+      const r = await request(port, { method: 'GET', path: '/health', headers: { host: 'localhost' } });
+      if (r.status === 200) return server;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function tail(path: string, lines = 30): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no output)';
+  }
+}
+
+/** Peak resident set size of a live process, from /proc (VmHWM), in MiB; null where /proc is not there. */
+function peakRssMb(pid: number): number | null {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+async function stopServer(s: RunningServer): Promise<void> {
+  s.proc.kill('SIGTERM');
+  const timer = setTimeout(() => s.proc.kill('SIGKILL'), 20_000);
+  await s.exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------------------------------------- endpoints
+
+interface Built {
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+interface Endpoint {
+  name: string;
+  kind: 'read' | 'write';
+  /** The i-th request of a run, from a seeded random source (the same sequence for service and baseline). */
+  build(random: () => number, i: number): Built;
+}
+
+/** mulberry32: a small seeded generator, so both servers get the same requests. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function endpoints(data: BenchData): Endpoint[] {
+  const pick = <T>(random: () => number, xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const orgOf = (random: () => number) => pick(random, data.orgs);
+  const keyed = (slug: string, key: string, json: boolean): Record<string, string> => ({
+    host: `${slug}.localhost`,
+    'x-api-key': key,
+    ...(json ? { 'content-type': 'application/json' } : {}),
+  });
+  const list: Endpoint[] = [
+    {
+      name: 'GET /grievance/user/{id}',
+      kind: 'read',
+      build: (random) => {
+        const org = orgOf(random);
+        return { method: 'GET', path: `/grievance/user/user-${Math.floor(random() * org.grievanceUsers)}`, headers: keyed(org.slug, org.key, false) };
+      },
+    },
+    {
+      name: 'GET /nominee/user/{id}',
+      kind: 'read',
+      build: (random) => {
+        const org = orgOf(random);
+        return { method: 'GET', path: `/nominee/user/user-${Math.floor(random() * org.nomineeUsers)}`, headers: keyed(org.slug, org.key, false) };
+      },
+    },
+  ];
+  const c = data.consent;
+  if (c) {
+    const headers = { host: `${c.slug}.localhost`, 'x-api-key': c.adminKey, 'x-org-id': c.slug };
+    const base = `/api/v1/external/public/consent-link/history?asset_id=${c.assetId}`;
+    const from = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const deepOffset = Math.min(10_000, Math.floor(c.links / 2));
+    list.push(
+      { name: 'GET history (first page)', kind: 'read', build: () => ({ method: 'GET', path: base, headers }) },
+      { name: 'GET history (30-day window)', kind: 'read', build: () => ({ method: 'GET', path: `${base}&from=${encodeURIComponent(from)}`, headers }) },
+      { name: `GET history (offset ${deepOffset.toLocaleString('en-US')})`, kind: 'read', build: () => ({ method: 'GET', path: `${base}&offset=${deepOffset}`, headers }) },
+    );
+  }
+  list.push(
+    {
+      name: 'POST /grievance',
+      kind: 'write',
+      build: (random, i) => {
+        const org = orgOf(random);
+        const body = {
+          client_user_id: `user-${Math.floor(random() * org.grievanceUsers)}`,
+          subject: `Benchmark request ${i}`,
+          description: 'Please send me a copy of all the personal data you hold about me, with where it came from and who received it.',
+          category: GRIEVANCE_CATEGORIES[i % GRIEVANCE_CATEGORIES.length],
+        };
+        return { method: 'POST', path: '/grievance', headers: keyed(org.slug, org.key, true), body: JSON.stringify(body) };
+      },
+    },
+    {
+      name: 'PUT /grievance/{ticket_id}',
+      kind: 'write',
+      build: (random, i) => {
+        const org = orgOf(random);
+        // Statuses in turn, so most updates change the status and append a history entry.
+        const body = { status: GRIEVANCE_STATUSES[i % GRIEVANCE_STATUSES.length] };
+        return { method: 'PUT', path: `/grievance/${pick(random, org.tickets)}`, headers: keyed(org.slug, org.key, true), body: JSON.stringify(body) };
+      },
+    },
+    {
+      name: 'POST /nominee',
+      kind: 'write',
+      build: (random, i) => {
+        const org = orgOf(random);
+        const body = {
+          user_id: `user-${Math.floor(random() * org.nomineeUsers)}`,
+          nominee_name: `Bench Nominee ${i}`,
+          nominee_email: `Bench.Nominee${i}@Example.com`,
+          nominee_mobile: String(9_000_000_000 + (i % 1_000_000_000)),
+          relationship: RELATIONSHIPS[i % RELATIONSHIPS.length],
+          purpose_of_appointment: 'Acts for me if I cannot',
+        };
+        return { method: 'POST', path: '/nominee', headers: keyed(org.slug, org.key, true), body: JSON.stringify(body) };
+      },
+    },
+  );
+  return list;
+}
+
+// ---------------------------------------------------------------------------------------------- load
+
+interface Measured {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statuses: Record<string, number>;
+  /** The first non-2xx body seen, to say what went wrong. */
+  firstFailure: string | null;
+  /** Load window on CLOCK_MONOTONIC in microseconds (matches --cpu-prof sample times). */
+  window: { startUs: number; endUs: number };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+async function drive(port: number, ep: Endpoint, seconds: number, connections: number, seed: number): Promise<Measured> {
+  const random = seeded(seed);
+  let i = 0;
+  let latencies = new Float64Array(1 << 16);
+  let n = 0;
+  const statuses: Record<string, number> = {};
+  let firstFailure: string | null = null;
+  const startUs = Number(process.hrtime.bigint() / 1000n);
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections,
+        duration: seconds,
+        timeout: 30,
+        requests: [
+          {
+            setupRequest: (req) => {
+              const b = ep.build(random, i++);
+              return { ...req, method: b.method, path: b.path, headers: b.headers, body: b.body };
+            },
+            onResponse: (status, body) => {
+              if ((status < 200 || status > 299) && firstFailure === null) firstFailure = `${status} ${body.slice(0, 300)}`;
+            },
+          },
+        ],
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (n === latencies.length) {
+        const grown = new Float64Array(latencies.length * 2);
+        grown.set(latencies);
+        latencies = grown;
+      }
+      latencies[n++] = responseTime;
+      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+    });
+  });
+  const endUs = Number(process.hrtime.bigint() / 1000n);
+  const sorted = latencies.subarray(0, n).sort();
+  const non2xx = Object.entries(statuses).reduce((sum, [code, count]) => sum + (Number(code) >= 200 && Number(code) <= 299 ? 0 : count), 0);
+  return {
+    requests: n,
+    seconds: result.duration,
+    rps: n / result.duration,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statuses,
+    firstFailure,
+    window: { startUs, endUs },
+  };
+}
+
+/**
+ * One request first, to say clearly what is wrong when an endpoint does not answer 2xx, and what it
+ * answered (how many items), so the service's and the baseline's answers can be compared.
+ */
+async function smoke(port: number, ep: Endpoint, seed: number): Promise<{ failure: string | null; answer: string | null }> {
+  const b = ep.build(seeded(seed ^ 0x5eed), 0);
+  try {
+    const r = await request(port, b);
+    if (r.status < 200 || r.status > 299) return { failure: `${r.status} ${r.body.slice(0, 300)}`, answer: null };
+    const body = JSON.parse(r.body) as unknown;
+    if (Array.isArray(body)) return { failure: null, answer: `${body.length} items` };
+    const env = body as { count?: number; data?: unknown[] };
+    return { failure: null, answer: Array.isArray(env.data) ? `${env.data.length} rows of ${env.count}` : 'an object' };
+  } catch (e) {
+    return { failure: String(e), answer: null };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- a store
+
+interface EndpointResult {
+  name: string;
+  kind: 'read' | 'write';
+  service: Measured | null;
+  baseline: Measured | null;
+  smokeFailures: { service: string | null; baseline: string | null };
+  /** What the first request answered (a read must answer the same on both). */
+  firstAnswer: { service: string | null; baseline: string | null };
+  ratio: { rps: number; p99: number } | null;
+  target: { rps: number; p99: number | null; met: boolean | null };
+  profile?: { service?: ProfileSummary; baseline?: ProfileSummary };
+}
+
+interface StoreResult {
+  store: StoreKind;
+  description: string;
+  seed: BenchData['counts'] & { seconds: BenchData['seconds']; historyDeepOffset: number | null };
+  loadAverage: { before: number[]; after: number[] };
+  /** VmHWM of each server process at the end of its phase. */
+  serviceRssMb: { peak: number | null; byProcess: { phase: string; mb: number | null }[] };
+  baselineRssMb: { peak: number | null; byProcess: { phase: string; mb: number | null }[] };
+  endpoints: EndpointResult[];
+  profileNote?: string;
+}
+
+const READ_RPS = 0.7;
+const READ_P99 = 1.5;
+const WRITE_RPS = 0.6;
+const RSS_LIMIT_MB = 300;
+
+/**
+ * A scratch database beside BENCH_DATABASE_URL's (which is only connected to, never written), dropped
+ * after the run unless --keep-data: every run seeds a fresh, empty store.
+ */
+async function scratchDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: postgres } = await import('postgres');
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  const name = `assent_bench_${process.pid}_${Date.now()}`;
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const scratch = new URL(url);
+  scratch.pathname = `/${name}`;
+  return {
+    url: scratch.toString(),
+    async drop() {
+      const again = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        await again.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await again.end({ timeout: 5 });
+      }
+    },
+  };
+}
+
+async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): Promise<StoreResult> {
+  const before = os.loadavg();
+  const scratch = kind === 'postgres' ? await scratchDatabase(benchDatabaseUrl!) : null;
+  const target: StoreTarget =
+    kind === 'pglite'
+      ? { kind, dataDir: mkdtempSync(join(os.tmpdir(), 'assent-bench-')), databaseUrl: null }
+      : { kind, dataDir: null, databaseUrl: scratch!.url };
+  if (scratch) log(`postgres: scratch database ${new URL(scratch.url).pathname.slice(1)}`);
+  try {
+    log(`${kind}: seeding ${opts.orgs} organizations, ${opts.grievances} grievances, ${opts.nominees} nominees, ${opts.links} consent links`);
+    // On the embedded store the server holds the data directory: seed first, through the same store, then close it.
+    const config = loadConfig({ DATA_DIR: target.dataDir ?? undefined, DATABASE_URL: target.databaseUrl ?? undefined, LOG_LEVEL: 'silent' });
+    const store = await openStore(config, 'cli');
+    let data: BenchData;
+    try {
+      data = await seedBench(store.db, { ...opts, log: (l) => log(`${kind}:   ${l}`) });
+    } finally {
+      await store.close();
+    }
+    const eps = endpoints(data);
+    const results: EndpointResult[] = eps.map((ep) => ({
+      name: ep.name,
+      kind: ep.kind,
+      service: null,
+      baseline: null,
+      smokeFailures: { service: null, baseline: null },
+      firstAnswer: { service: null, baseline: null },
+      ratio: null,
+      target: { rps: ep.kind === 'read' ? READ_RPS : WRITE_RPS, p99: ep.kind === 'read' ? READ_P99 : null, met: null },
+    }));
+    const rss: { server: ServerKind; phase: string; mb: number | null }[] = [];
+
+    // Reads, then writes (which add rows); in each, the service then the baseline, never both at once.
+    for (const phase of ['read', 'write'] as const) {
+      for (const server of ['service', 'baseline'] as const) {
+        log(`${kind}: starting the ${server} for the ${phase}s`);
+        const s = await startServer(server, target, pinning, workDir);
+        try {
+          for (const [index, ep] of eps.entries()) {
+            if (ep.kind !== phase) continue;
+            const r = results[index]!;
+            const first = await smoke(s.port, ep, index);
+            r.smokeFailures[server] = first.failure;
+            r.firstAnswer[server] = first.answer;
+            if (first.failure) log(`${kind}: ${server} ${ep.name}: first request failed: ${first.failure}`);
+            if (opts.warmup > 0) await drive(s.port, ep, opts.warmup, opts.connections, 1000 + index);
+            const m = await drive(s.port, ep, opts.duration, opts.connections, index);
+            r[server] = m;
+            log(
+              `${kind}: ${server.padEnd(8)} ${ep.name.padEnd(32)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms` +
+                (m.non2xx + m.errors > 0 ? `  non-2xx ${m.non2xx} errors ${m.errors} (${m.firstFailure ?? ''})` : ''),
+            );
+          }
+          rss.push({ server, phase: `${phase}s`, mb: peakRssMb(s.pid) });
+        } finally {
+          await stopServer(s);
+        }
+      }
+    }
+    for (const r of results) {
+      if (!r.service || !r.baseline) continue;
+      r.ratio = { rps: r.service.rps / r.baseline.rps, p99: r.service.p99 / r.baseline.p99 };
+      r.target.met = r.ratio.rps >= r.target.rps && (r.target.p99 === null || r.ratio.p99 <= r.target.p99);
+    }
+
+    let profileNote: string | undefined;
+    if (args.profile) profileNote = await profileServers(target, eps, results, pinning, workDir);
+
+    const peak = (server: ServerKind) => {
+      const mbs = rss.filter((r) => r.server === server && r.mb !== null).map((r) => r.mb!);
+      return mbs.length > 0 ? Math.max(...mbs) : null;
+    };
+    return {
+      store: kind,
+      description:
+        kind === 'pglite'
+          ? 'embedded PGlite (DATA_DIR on local disk), row-level security on'
+          : `PostgreSQL ${await serverVersion(target.databaseUrl!)} over TCP on 127.0.0.1, pool of 10, row-level security on`,
+      seed: {
+        ...data.counts,
+        seconds: data.seconds,
+        historyDeepOffset: data.consent ? Math.min(10_000, Math.floor(data.consent.links / 2)) : null,
+      },
+      loadAverage: { before, after: os.loadavg() },
+      serviceRssMb: { peak: peak('service'), byProcess: rss.filter((r) => r.server === 'service') },
+      baselineRssMb: { peak: peak('baseline'), byProcess: rss.filter((r) => r.server === 'baseline') },
+      endpoints: results,
+      profileNote,
+    };
+  } finally {
+    if (args['keep-data']) log(`${kind}: data kept in ${target.dataDir ?? new URL(target.databaseUrl!).pathname.slice(1)}`);
+    else if (target.dataDir) rmSync(target.dataDir, { recursive: true, force: true });
+    else await scratch?.drop();
+  }
+}
+
+async function serverVersion(url: string): Promise<string> {
+  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' });
+  const { openDatabase } = await import('../src/platform/db/open.js');
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    const rows = await db.system.query<{ v: string }>("select current_setting('server_version') as v");
+    return rows[0]!.v.split(' ')[0]!;
+  } finally {
+    await db.close();
+  }
+}
+
+/** One process per endpoint and server under `node --cpu-prof`, loaded as in the measured run; summarised per endpoint. */
+async function profileServers(target: StoreTarget, eps: Endpoint[], results: EndpointResult[], pinning: Pinning, workDir: string): Promise<string> {
+  const keepDir = join(RESULTS_DIR, 'profiles');
+  for (const [index, ep] of eps.entries()) {
+    for (const server of ['service', 'baseline'] as const) {
+      const dir = mkdtempSync(join(workDir, 'prof-'));
+      log(`${target.kind}: profiling the ${server}: ${ep.name}`);
+      const s = await startServer(server, target, pinning, workDir, dir);
+      let m: Measured;
+      try {
+        if (opts.warmup > 0) await drive(s.port, ep, opts.warmup, opts.connections, 2000 + index);
+        m = await drive(s.port, ep, opts.duration, opts.connections, 3000 + index);
+      } finally {
+        await stopServer(s);
+      }
+      const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+      if (!file) {
+        log(`${target.kind}: no profile written for the ${server}: ${ep.name}`);
+        continue;
+      }
+      const r = results[index]!;
+      r.profile = { ...r.profile, [server]: summariseProfile(join(dir, file), m.window, m.requests) };
+      mkdirSync(keepDir, { recursive: true });
+      const slug = ep.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+      writeFileSync(join(keepDir, `${target.kind}-${server}-${slug}.cpuprofile`), readFileSync(join(dir, file)));
+    }
+  }
+  return (
+    `node --cpu-prof, one process per endpoint and server, ${opts.duration} s at ${opts.connections} connections after a ${opts.warmup} s warm-up, ` +
+    `samples inside the load window only; profiles in ${relative(ROOT, keepDir)}/ (open in Chrome DevTools)`
+  );
+}
+
+// ---------------------------------------------------------------------------------------------- report
+
+const f1 = (v: number | undefined | null) => (v === undefined || v === null || Number.isNaN(v) ? '-' : v.toFixed(1));
+const f2 = (v: number | undefined | null) => (v === undefined || v === null || Number.isNaN(v) ? '-' : v.toFixed(2));
+const int = (v: number | undefined | null) => (v === undefined || v === null || Number.isNaN(v) ? '-' : Math.round(v).toLocaleString('en-US'));
+
+function markdown(report: Report): string {
+  const out: string[] = [];
+  out.push(`# Benchmark ${report.date} (${report.mode})`, '');
+  out.push(`Command: \`${report.command}\`${report.service === 'dist' ? '' : ` (service from ${report.service}/)`}  `);
+  out.push(`Machine: ${report.machine.cpu}, ${report.machine.cpus} CPUs, ${report.machine.memoryGb} GB, ${report.machine.os}, Node ${report.machine.node}  `);
+  out.push(`Pinning: ${report.pinning.pinned ? `server on ${report.pinning.server}, load generator on ${report.pinning.loadGenerator}` : report.pinning.note}  `);
+  out.push(`Load: autocannon, ${report.options.connections} connections, ${report.options.duration} s per endpoint after a ${report.options.warmup} s warm-up`, '');
+  for (const s of report.stores) {
+    out.push(`## ${s.store}: ${s.description}`, '');
+    out.push(
+      `Data: ${int(s.seed.orgs)} organizations, ${int(s.seed.grievances)} grievances (${int(s.seed.statusChanges)} history entries), ${int(s.seed.nominees)} nominees, ${int(s.seed.links)} consent links in one asset (seeded in ${f1(s.seed.seconds.total)} s).  `,
+    );
+    out.push(`Load average (1, 5, 15 min) before: ${s.loadAverage.before.map(f2).join(', ')}; after: ${s.loadAverage.after.map(f2).join(', ')}.  `);
+    out.push(
+      `Peak RSS (VmHWM): service ${f1(s.serviceRssMb.peak)} MB (${s.serviceRssMb.byProcess.map((p) => `${p.phase} ${f1(p.mb)}`).join(', ')}; target < ${RSS_LIMIT_MB} MB, ` +
+        `${s.serviceRssMb.peak !== null && s.serviceRssMb.peak < RSS_LIMIT_MB ? 'met' : '**missed**'}); baseline ${f1(s.baselineRssMb.peak)} MB.`,
+      '',
+    );
+    out.push('| endpoint | service req/s | baseline req/s | ratio | service p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | non-2xx service / baseline | target | met |');
+    out.push('|---|---:|---:|---:|---:|---:|---:|---:|---|---|');
+    for (const e of s.endpoints) {
+      const target = `≥ ${Math.round(e.target.rps * 100)}%` + (e.target.p99 !== null ? `, p99 ≤ ${e.target.p99}×` : '');
+      out.push(
+        `| ${e.name} | ${int(e.service?.rps)} | ${int(e.baseline?.rps)} | ${e.ratio ? `${Math.round(e.ratio.rps * 100)}%` : '-'} | ` +
+          `${f2(e.service?.p50)} / ${f2(e.service?.p99)} | ${f2(e.baseline?.p50)} / ${f2(e.baseline?.p99)} | ${e.ratio ? `${f2(e.ratio.p99)}×` : '-'} | ` +
+          `${int((e.service?.non2xx ?? 0) + (e.service?.errors ?? 0))} / ${int((e.baseline?.non2xx ?? 0) + (e.baseline?.errors ?? 0))} | ${target} | ${e.target.met === null ? '-' : e.target.met ? 'yes' : '**no**'} |`,
+      );
+    }
+    out.push('');
+    const profiled = s.endpoints.filter((e) => e.profile);
+    if (profiled.length > 0) {
+      out.push(`### Where the time per request goes (${s.store})`, '', s.profileNote ?? '', '');
+      const all = profiled.flatMap((e) => [e.profile!.service, e.profile!.baseline]).filter((p): p is ProfileSummary => p !== undefined);
+      const cats = CATEGORIES.filter((c) => all.some((p) => p.byCategory.some((b) => b.category === c)));
+      out.push(`| endpoint | server | CPU µs/request | CPU busy | ${cats.join(' | ')} |`, `|---|---|---:|---:|${cats.map(() => '---:').join('|')}|`);
+      for (const e of profiled) {
+        for (const server of ['service', 'baseline'] as const) {
+          const p = e.profile![server];
+          if (!p) continue;
+          const cells = cats.map((c) => {
+            const x = p.byCategory.find((b) => b.category === c);
+            return x ? `${int(x.usPerRequest)} (${Math.round(x.share * 100)}%)` : '-';
+          });
+          out.push(
+            `| ${e.name} | ${server} | ${int(p.requests > 0 ? (p.busyMs * 1000) / p.requests : null)} | ${Math.round((p.busyMs / p.windowMs) * 100)}% | ${cells.join(' | ')} |`,
+          );
+        }
+      }
+      out.push(
+        '',
+        "Each cell: CPU microseconds per request spent in that part of the server process, and its share of the process's busy CPU time. " +
+          'CPU busy: the share of the load window the process was on CPU (100% = one core saturated). With PostgreSQL the database works in its own processes, not counted here.',
+        '',
+      );
+    }
+  }
+  out.push('## Failures', '', ...(report.failures.length > 0 ? report.failures.map((f) => `- ${f}`) : ['none']), '');
+  return out.join('\n');
+}
+
+interface Report {
+  date: string;
+  mode: 'quick' | 'full';
+  /** The build the service ran from. */
+  service: string;
+  command: string;
+  machine: { cpu: string; cpus: number; memoryGb: number; os: string; node: string };
+  pinning: Pinning;
+  options: typeof opts;
+  targets: { readRps: number; readP99: number; writeRps: number; rssMb: number; note: string };
+  stores: StoreResult[];
+  failures: string[];
+}
+
+function failuresOf(stores: StoreResult[]): string[] {
+  const out: string[] = [];
+  for (const s of stores) {
+    for (const e of s.endpoints) {
+      if (e.kind === 'read' && e.firstAnswer.service !== e.firstAnswer.baseline) {
+        out.push(`${s.store} ${e.name}: the service answered ${e.firstAnswer.service ?? '-'}, the baseline ${e.firstAnswer.baseline ?? '-'}`);
+      }
+      for (const server of ['service', 'baseline'] as const) {
+        const m = e[server];
+        if (!m || m.requests === 0) out.push(`${s.store} ${server} ${e.name}: did not run`);
+        else if (m.non2xx + m.errors + m.timeouts > 0) {
+          out.push(`${s.store} ${server} ${e.name}: ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts; first: ${m.firstFailure ?? e.smokeFailures[server] ?? '-'}`);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------- main
+
+async function main(): Promise<number> {
+  const pinning = pinCores();
+  log(pinning.pinned ? `pinned: servers on ${pinning.server}, load generator on ${pinning.loadGenerator}` : pinning.note);
+  buildDist();
+  const workDir = mkdtempSync(join(os.tmpdir(), 'assent-bench-run-'));
+  const started = new Date();
+  const storeResults: StoreResult[] = [];
+  // A store that could not be measured is reported as a failure; the other store's figures are kept.
+  const storeErrors: string[] = [];
+  try {
+    for (const kind of stores) {
+      try {
+        storeResults.push(await benchStore(kind, pinning, workDir));
+      } catch (e) {
+        log(`${kind}: FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+        storeErrors.push(`${kind}: could not be measured: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  const cpu = os.cpus()[0];
+  const report: Report = {
+    date: started.toISOString(),
+    mode: quick ? 'quick' : 'full',
+    service: relative(ROOT, SERVICE_DIST),
+    command: `${benchDatabaseUrl ? 'BENCH_DATABASE_URL=… ' : ''}npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`,
+    machine: {
+      cpu: cpu?.model.trim() ?? 'unknown CPU',
+      cpus: MACHINE_CPUS,
+      memoryGb: Math.round(os.totalmem() / 2 ** 30),
+      os: `${os.type()} ${os.release()}`,
+      node: process.versions.node,
+    },
+    pinning,
+    options: opts,
+    targets: {
+      readRps: READ_RPS,
+      readP99: READ_P99,
+      writeRps: WRITE_RPS,
+      rssMb: RSS_LIMIT_MB,
+      note: 'reported, not asserted: reads >= 70% of the baseline req/s with p99 <= 1.5x; writes >= 60%; no errors or non-2xx; peak RSS < 300 MB',
+    },
+    stores: storeResults,
+    failures: [...storeErrors, ...failuresOf(storeResults)],
+  };
+  const md = markdown(report);
+  // 2026-11-22T1159: two runs of a day keep both reports.
+  const stamp = started.toISOString().slice(0, 16).replace(':', '');
+  const jsonPath = args.out ?? join(RESULTS_DIR, quick ? `quick-${stores.join('-')}.json` : `${stamp}-${stores.join('-')}.json`);
+  mkdirSync(join(jsonPath, '..'), { recursive: true });
+  writeFileSync(jsonPath, JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(jsonPath.replace(/\.json$/, '') + '.md', md);
+  process.stdout.write(md + '\n');
+  log(`report: ${relative(process.cwd(), jsonPath)} (and .md beside it)`);
+  const ran = storeErrors.length === 0 && storeResults.every((s) => s.endpoints.every((e) => (e.service?.requests ?? 0) > 0 && (e.baseline?.requests ?? 0) > 0));
+  if (!existsSync(jsonPath) || !ran || report.failures.length > 0) {
+    log(`FAILED: ${report.failures.length > 0 ? report.failures.join('; ') : 'an endpoint did not run'}`);
+    return 1;
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    log(`FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    process.exit(1);
+  },
+);
