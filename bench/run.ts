@@ -379,6 +379,8 @@ interface Measured {
   firstFailure: string | null;
   /** Load window on CLOCK_MONOTONIC in microseconds (matches --cpu-prof sample times). */
   window: { startUs: number; endUs: number };
+  /** Measured a second time because the first window had no response at all. */
+  retried?: boolean;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -553,28 +555,38 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
     }));
     const rss: { server: ServerKind; phase: string; mb: number | null }[] = [];
 
-    // Reads, then writes (which add rows); in each, the service then the baseline, never both at once.
-    for (const phase of ['read', 'write'] as const) {
+    // Reads, then writes (which add rows: the baseline's reads must see the data the service's saw); in
+    // each, the service then the baseline, never both at once.
+    const phases: { name: string; kinds: Endpoint['kind'][] }[] = [
+      { name: 'reads', kinds: ['read'] },
+      { name: 'writes', kinds: ['write'] },
+    ];
+    for (const phase of phases) {
       for (const server of ['service', 'baseline'] as const) {
-        log(`${kind}: starting the ${server} for the ${phase}s`);
+        log(`${kind}: starting the ${server} for the ${phase.name}`);
         const s = await startServer(server, target, pinning, workDir);
         try {
           for (const [index, ep] of eps.entries()) {
-            if (ep.kind !== phase) continue;
+            if (!phase.kinds.includes(ep.kind)) continue;
             const r = results[index]!;
             const first = await smoke(s.port, ep, index);
             r.smokeFailures[server] = first.failure;
             r.firstAnswer[server] = first.answer;
             if (first.failure) log(`${kind}: ${server} ${ep.name}: first request failed: ${first.failure}`);
             if (opts.warmup > 0) await drive(s.port, ep, opts.warmup, opts.connections, 1000 + index);
-            const m = await drive(s.port, ep, opts.duration, opts.connections, index);
+            let m = await drive(s.port, ep, opts.duration, opts.connections, index);
+            if (m.requests === 0) {
+              // Not one answer inside the window (a stalled server, a busy machine): measure once more, and say so.
+              log(`${kind}: ${server} ${ep.name}: no response within ${opts.duration} s; measuring again`);
+              m = { ...(await drive(s.port, ep, opts.duration, opts.connections, index)), retried: true };
+            }
             r[server] = m;
             log(
               `${kind}: ${server.padEnd(8)} ${ep.name.padEnd(32)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms` +
                 (m.non2xx + m.errors > 0 ? `  non-2xx ${m.non2xx} errors ${m.errors} (${m.firstFailure ?? ''})` : ''),
             );
           }
-          rss.push({ server, phase: `${phase}s`, mb: peakRssMb(s.pid) });
+          rss.push({ server, phase: phase.name, mb: peakRssMb(s.pid) });
         } finally {
           await stopServer(s);
         }
