@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { tenantOf } from '../../platform/auth/access.js';
-import { errorResponses } from '../../platform/http/schema-kit.js';
+import { errorResponses, ListOf } from '../../platform/http/schema-kit.js';
 import type { CollectionPointService } from './service.js';
 import {
   Asset,
@@ -12,7 +12,6 @@ import {
   IdParams,
   ListAssetsQuery,
   ListCollectionPointsQuery,
-  ListOf,
   PointParams,
   UpdateAssetBody,
   UpdateCollectionPointBody,

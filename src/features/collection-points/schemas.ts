@@ -1,6 +1,6 @@
 // Assets and collection points (contract §5): schemas for management routes and the OpenAPI document.
 import { Type, type Static } from 'typebox';
-import { Text, Timestamp } from '../../platform/http/schema-kit.js';
+import { Paging, Text, Timestamp } from '../../platform/http/schema-kit.js';
 
 export const ASSET_KINDS = ['website', 'mobile_app', 'call_center', 'offline', 'other'] as const;
 export const ACTIVE_STATUSES = ['active', 'inactive'] as const;
@@ -99,20 +99,12 @@ export const UpdateCollectionPointBody = Type.Object(
 export type CreateCollectionPointInput = Static<typeof CreateCollectionPointBody>;
 export type UpdateCollectionPointInput = Static<typeof UpdateCollectionPointBody>;
 
-export const Paging = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-};
 export const ListAssetsQuery = Type.Object({ ...Paging, status: Type.Optional(StatusEnum) });
 export const ListCollectionPointsQuery = Type.Object({
   ...Paging,
   asset_id: Type.Optional(Uuid('Only this asset\'s collection points')),
   status: Type.Optional(StatusEnum),
 });
-
-export function ListOf<T extends ReturnType<typeof Type.Object>>(item: T, title: string) {
-  return Type.Object({ data: Type.Array(item), count: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }, { title });
-}
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'UUID' }) });
 export const PointParams = Type.Object({ id: Type.String({ description: 'UUID or display_id' }) });

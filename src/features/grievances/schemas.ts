@@ -1,6 +1,6 @@
 // Grievance ticket schemas: one per route part; they drive validation, serialization and the OpenAPI document.
 import { Type, type Static } from 'typebox';
-import { HttpUrl, Nullable, PathText, Text, Timestamp } from '../../platform/http/schema-kit.js';
+import { HttpUrl, ListOf, Nullable, Paging, PathText, Text, Timestamp } from '../../platform/http/schema-kit.js';
 
 export const GRIEVANCE_CATEGORIES = [
   'data_access',
@@ -93,20 +93,11 @@ export const ListGrievancesQuery = Type.Object({
   from: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at >= from' })),
   to: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at <= to; not before from' })),
   client_user_id: Type.Optional(PathText({ maxLength: 255, description: 'Only tickets filed for this user' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  ...Paging,
 });
 export type ListGrievancesInput = Static<typeof ListGrievancesQuery>;
 
-export const GrievanceList = Type.Object(
-  {
-    data: Type.Array(GrievanceTicket),
-    count: Type.Integer({ description: 'Tickets matching the filters, over all pages' }),
-    limit: Type.Integer(),
-    offset: Type.Integer(),
-  },
-  { title: 'GrievanceList' },
-);
+export const GrievanceList = ListOf(GrievanceTicket, 'GrievanceList', 'Tickets matching the filters, over all pages');
 
 export const GrievanceWithHistory = Type.Object(
   { ...GrievanceTicket.properties, history: Type.Array(StatusChange, { description: 'Oldest first' }) },

@@ -1,6 +1,6 @@
 // Nominee schemas: one per route part; they drive validation, serialization and the OpenAPI document.
 import { Type, type Static } from 'typebox';
-import { Email, Nullable, NullableTimestamp, PathText, Phone, Text, Timestamp } from '../../platform/http/schema-kit.js';
+import { Email, ListOf, Nullable, NullableTimestamp, Paging, PathText, Phone, Text, Timestamp } from '../../platform/http/schema-kit.js';
 
 export const RELATIONSHIPS = ['spouse', 'parent', 'child', 'sibling', 'legal_guardian', 'power_of_attorney', 'other'] as const;
 export const NOMINEE_STATUSES = ['pending', 'verified', 'rejected'] as const;
@@ -62,17 +62,8 @@ export const DeletedMessage = Type.Object({ message: Type.String() });
 // Organization management (Bearer owners, admins and members, or a nominees key).
 export const ListNomineesQuery = Type.Object({
   status: Type.Optional(StatusEnum),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  ...Paging,
 });
 export type ListNomineesInput = Static<typeof ListNomineesQuery>;
 
-export const NomineeList = Type.Object(
-  {
-    data: Type.Array(UserNominee),
-    count: Type.Integer({ description: 'Nominees matching the filter, over all pages' }),
-    limit: Type.Integer(),
-    offset: Type.Integer(),
-  },
-  { title: 'NomineeList' },
-);
+export const NomineeList = ListOf(UserNominee, 'NomineeList', 'Nominees matching the filter, over all pages');

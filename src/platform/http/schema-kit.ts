@@ -83,3 +83,17 @@ export const Phone = (options: Record<string, unknown> = {}) =>
     'x-message': 'must be E.164 (+ then 8-15 digits) or a 10-digit national number',
     ...options,
   });
+
+/** `limit` (1-200, default 50) and `offset` (default 0): the paging of every list. */
+export const Paging = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+};
+
+/** The list envelope `{data, count, limit, offset}`; `count` covers every page. */
+export function ListOf<T extends TSchema>(item: T, title: string, countDescription = 'Records matching the filters, over all pages') {
+  return Type.Object(
+    { data: Type.Array(item), count: Type.Integer({ description: countDescription }), limit: Type.Integer(), offset: Type.Integer() },
+    { title },
+  );
+}
