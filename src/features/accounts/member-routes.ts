@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { tenantOf } from '../../platform/auth/access.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../platform/crypto/passwords.js';
-import { Email, errorResponses, Timestamp } from '../../platform/http/schema-kit.js';
+import { Email, errorResponses, ListOf, Paging, Timestamp } from '../../platform/http/schema-kit.js';
 import { ROLES } from './users.js';
 import type { MemberService } from './members.js';
 
@@ -29,12 +29,9 @@ export function memberRoutes(app: FastifyInstance, members: MemberService): void
       ...common,
       summary: 'List members',
       description: 'Members in the order they joined. `limit` 1-200 (default 50), `offset`. Owners and admins.',
-      querystring: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-        offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-      }),
+      querystring: Type.Object(Paging),
       response: {
-        200: Type.Object({ data: Type.Array(Member), count: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }, { title: 'MemberList' }),
+        200: ListOf(Member, 'MemberList', 'Members, over all pages'),
         ...errorResponses(400, 401, 403),
       },
     },

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { tenantOf } from '../../platform/auth/access.js';
-import { errorResponses, Nullable, Timestamp } from '../../platform/http/schema-kit.js';
+import { errorResponses, ListOf, Nullable, Paging, Timestamp } from '../../platform/http/schema-kit.js';
 import type { AuditService } from './service.js';
 
 const TIMESTAMP = { format: 'date-time', 'x-message': 'must be an ISO 8601 date-time with a time zone' };
@@ -37,11 +37,10 @@ export function auditRoutes(app: FastifyInstance, service: AuditService): void {
         action: Type.Optional(Type.String({ maxLength: 100 })),
         from: Type.Optional(Type.String(TIMESTAMP)),
         to: Type.Optional(Type.String(TIMESTAMP)),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-        offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+        ...Paging,
       }),
       response: {
-        200: Type.Object({ data: Type.Array(AuditEntry), count: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }, { title: 'AuditLog' }),
+        200: ListOf(AuditEntry, 'AuditLog', 'Entries matching the filters, over all pages'),
         ...errorResponses(400, 401, 403),
       },
     },
