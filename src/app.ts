@@ -15,6 +15,7 @@ import { createBearerVerifier } from './platform/auth/bearer-verifier.js';
 import { createMemoryCounter, createRedisCounter, type WindowCounter } from './platform/rate-limit.js';
 import {
   authRoutes,
+  browserSessionRoutes,
   createAccountsService,
   createMemberService,
   createSessionService,
@@ -32,6 +33,7 @@ import { registerConsentLinks, type ConsentLinkService } from './features/consen
 import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
+import { registerDashboard } from './features/dashboard/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 
 export interface AppDeps {
@@ -42,6 +44,8 @@ export interface AppDeps {
   logger?: boolean;
   /** Delivers outbound SMS and email; default: the one MESSAGE_PROVIDER names. */
   messageProvider?: MessageProvider;
+  /** The built dashboard (default: web/dist of this checkout). */
+  webDir?: string;
 }
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
@@ -98,6 +102,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const sessions = createSessionService({ db, clock, failuresByEmail, failuresByAddress, onSessionEnded: (id) => bearer.forgetSession(id) });
   authRoutes(app, sessions);
+  browserSessionRoutes(app, {
+    sessions,
+    roleIn: (orgId, userId) => bearer.roleIn(orgId, userId),
+    organizations,
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+    secureCookie: config.publicUrl.protocol === 'https:',
+  });
   organizationRoutes(app, accounts);
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
   registerGrievances(app, { db, clock });
@@ -119,6 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => outbox.stop());
   app.decorate('outbox', outbox);
   registerAudit(app, { db, clock });
+  await registerDashboard(app, { webDir: deps.webDir });
 
   app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions });
   app.decorate('routeAccess', routeAccess);

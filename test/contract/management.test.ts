@@ -175,12 +175,70 @@ describe('GET /api/v1/grievances', () => {
     expect(ok.statusCode).toBe(200);
   });
 
+  test('sort created_at or updated_at, order desc (default) or asc; ties by id in the same direction', async () => {
+    const a = await t.tenant(['grievances']);
+    const [g1, g2, g3] = await spaced(3, () => ticket(a));
+    // Updated later: g3, then g1; g2 keeps its creation time.
+    t.clock.advance(SECOND);
+    await call(a, 'PUT', `/grievance/${g3.ticket_id}`, { body: { status: 'in_progress' } });
+    t.clock.advance(SECOND);
+    await call(a, 'PUT', `/grievance/${g1.ticket_id}`, { body: { status: 'on_hold' } });
+    const ids = async (query: string) => (await call(a, 'GET', `/api/v1/grievances?${query}`)).json().data.map((g: { ticket_id: string }) => g.ticket_id);
+    expect(await ids('sort=created_at&order=asc')).toEqual([g1.ticket_id, g2.ticket_id, g3.ticket_id]);
+    expect(await ids('order=asc')).toEqual([g1.ticket_id, g2.ticket_id, g3.ticket_id]);
+    expect(await ids('sort=created_at')).toEqual([g3.ticket_id, g2.ticket_id, g1.ticket_id]);
+    expect(await ids('sort=updated_at')).toEqual([g1.ticket_id, g3.ticket_id, g2.ticket_id]);
+    expect(await ids('sort=updated_at&order=asc&limit=2')).toEqual([g2.ticket_id, g3.ticket_id]);
+    expect(await ids('sort=updated_at&order=asc&status=open')).toEqual([g2.ticket_id]);
+    const same = await Promise.all([ticket(a), ticket(a)]);
+    const tie = (await ids('order=asc')).slice(-2);
+    expect(tie).toEqual([...same].sort((x, y) => (x.id < y.id ? -1 : 1)).map((g) => g.ticket_id));
+  });
+
+  test('400 for a sort or order not in the lists', async () => {
+    const a = await t.tenant(['grievances']);
+    expectQueryInvalid(await call(a, 'GET', '/api/v1/grievances?sort=subject&order=up'), [
+      { field: 'sort', message: 'must be one of: created_at, updated_at' },
+      { field: 'order', message: 'must be one of: desc, asc' },
+    ]);
+  });
+
   test("another organization's tickets never appear", async () => {
     const a = await t.tenant(['grievances']);
     const b = await t.tenant(['grievances']);
     const mine = await ticket(a);
     await ticket(b);
     expect((await call(a, 'GET', '/api/v1/grievances')).json()).toEqual({ data: [mine], count: 1, limit: 50, offset: 0 });
+  });
+});
+
+describe('GET /api/v1/grievances/summary', () => {
+  const zeros = (keys: string[]) => Object.fromEntries(keys.map((k) => [k, 0]));
+
+  test('200: every status and category listed; open = open + in_progress + on_hold, by category', async () => {
+    const a = await t.tenant(['grievances']);
+    const make = (category: string) => ticket(a, { category });
+    const [e1, e2, , c2, o1] = await Promise.all([make('erasure'), make('erasure'), make('erasure'), make('complaint'), make('other')]);
+    const move = (g: { ticket_id: string }, status: string) => call(a, 'PUT', `/grievance/${g.ticket_id}`, { body: { status } });
+    await move(e1, 'in_progress');
+    await move(e2, 'resolved');
+    await move(c2, 'on_hold');
+    await move(o1, 'closed');
+    const res = await call(a, 'GET', '/api/v1/grievances/summary');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      total: 5,
+      open: 3,
+      by_status: { ...zeros(STATUSES), open: 1, in_progress: 1, on_hold: 1, resolved: 1, closed: 1 },
+      open_by_category: { ...zeros(CATEGORIES), erasure: 2, complaint: 1 },
+    });
+  });
+
+  test('no tickets: zeros everywhere; another organization is not counted', async () => {
+    const a = await t.tenant(['grievances']);
+    const b = await t.tenant(['grievances']);
+    await ticket(b);
+    expect((await call(a, 'GET', '/api/v1/grievances/summary')).json()).toEqual({ total: 0, open: 0, by_status: zeros(STATUSES), open_by_category: zeros(CATEGORIES) });
   });
 });
 
@@ -309,6 +367,24 @@ describe('GET /api/v1/nominees', () => {
     expect(second).toMatchObject({ count: 2, limit: 1, offset: 1 });
     expect(ids(second)).toEqual([n2.id]);
     expect(await page('offset=9')).toEqual({ data: [], count: 4, limit: 50, offset: 9 });
+  });
+
+  test('filter by relationship and client_user_id, alone and with status', async () => {
+    const a = await t.tenant(['nominees']);
+    const [n1, n2, n3] = await spaced(3, (i) => nominee(a, { user_id: i === 2 ? 'user-2' : 'user-1', relationship: i === 0 ? 'parent' : 'spouse' }));
+    await call(a, 'POST', `/api/v1/nominees/${n2.id}/verify`);
+    const ids = async (query: string) => {
+      const body = (await call(a, 'GET', `/api/v1/nominees?${query}`)).json();
+      expect(body.count).toBe(body.data.length);
+      return body.data.map((n: { id: string }) => n.id);
+    };
+    expect(await ids('relationship=spouse')).toEqual([n3.id, n2.id]);
+    expect(await ids('client_user_id=user-1')).toEqual([n2.id, n1.id]);
+    expect(await ids('client_user_id=user-1&relationship=spouse&status=verified')).toEqual([n2.id]);
+    expect(await ids('client_user_id=nobody')).toEqual([]);
+    expectQueryInvalid(await call(a, 'GET', '/api/v1/nominees?relationship=friend'), [
+      { field: 'relationship', message: 'must be one of: spouse, parent, child, sibling, legal_guardian, power_of_attorney, other' },
+    ]);
   });
 
   test('400 for an unknown status or paging out of bounds', async () => {

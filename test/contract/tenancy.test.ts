@@ -99,6 +99,8 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/consent/:collection_point_id/withdraw', scope: 'consent', url: (f) => `/consent/${f.pointId}/withdraw`, body: { dp_id: 'dp-1' }, isolation: pointGone },
   { method: 'GET', path: '/consent/:collection_point_id/consent', scope: 'consent', url: (f) => `/consent/${f.pointId}/consent?dp_id=dp-1`, isolation: pointGone },
   { method: 'GET', path: '/api/v1/grievances', scope: 'grievances', bearer: ALL_ROLES, url: () => '/api/v1/grievances', isolation: { empty: (b) => b.count } },
+  { method: 'GET', path: '/api/v1/grievances/summary', scope: 'grievances', bearer: ALL_ROLES, url: () => '/api/v1/grievances/summary', isolation: { empty: (b) => b.total } },
+  { method: 'GET', path: '/api/v1/consent-links/daily', scope: 'admin', bearer: ALL_ROLES, url: () => '/api/v1/consent-links/daily', isolation: { empty: (b) => b.totals.created } },
   { method: 'GET', path: '/api/v1/grievances/:ticket_id', scope: 'grievances', bearer: ALL_ROLES, url: (f) => `/api/v1/grievances/${f.ticketId}`, isolation: ticketGone },
   {
     method: 'POST',

@@ -8,6 +8,7 @@ import { AccessErrors } from '../../platform/auth/access.js';
 import type { Role } from '../../platform/auth/bearer-verifier.js';
 import { AppError } from '../../platform/http/errors.js';
 import { isUniqueViolation, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
+import { selectPage } from '../../platform/db/paging.js';
 import { isUuid } from '../../platform/ids.js';
 import { recordAudit } from '../audit/index.js';
 import { checkRole, normaliseEmail, type UserService } from './users.js';
@@ -33,19 +34,16 @@ const lastOwner = () =>
 
 function membersRepo(tx: TenantTx) {
   return {
-    async list(limit: number, offset: number): Promise<{ data: MemberRecord[]; count: number }> {
-      const rows = await tx.query<MemberRecord & { total: number }>(
-        `select m.user_id, u.email, m.role, m.created_at, count(*) over ()::int as total
-           from memberships m join users u on u.id = m.user_id
-          where m.org_id = $1
-          order by m.created_at, m.user_id limit $2 offset $3`,
-        [tx.orgId, limit, offset],
-      );
-      let count = rows[0]?.total ?? 0;
-      if (rows.length === 0 && offset > 0) {
-        count = (await tx.query<{ n: number }>('select count(*)::int as n from memberships where org_id = $1', [tx.orgId]))[0]!.n;
-      }
-      return { data: rows.map(({ total: _total, ...m }) => m), count };
+    list(limit: number, offset: number): Promise<{ data: MemberRecord[]; count: number }> {
+      return selectPage<MemberRecord>(tx, {
+        columns: 'm.user_id, u.email, m.role, m.created_at',
+        from: 'memberships m join users u on u.id = m.user_id',
+        where: 'm.org_id = $1',
+        params: [tx.orgId],
+        orderBy: 'm.created_at, m.user_id',
+        limit,
+        offset,
+      });
     },
 
     async userIdByEmail(email: string): Promise<string | null> {

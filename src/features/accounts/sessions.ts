@@ -38,6 +38,11 @@ export interface SessionDeps {
   onSessionEnded?: (sessionId: string) => void;
 }
 
+export interface SignedInUser {
+  id: string;
+  email: string;
+}
+
 const invalidToken = () => new AppError('unauthorized', 'Invalid or expired token');
 
 async function issueTokens(tx: ScriptRunner, sessionId: string, now: Date): Promise<TokenPair> {
@@ -52,57 +57,89 @@ async function issueTokens(tx: ScriptRunner, sessionId: string, now: Date): Prom
 }
 
 export function createSessionService({ db, clock, failuresByEmail, failuresByAddress, onSessionEnded }: SessionDeps) {
+  /** Checks an email and password, throttled per email and per address: the user, or a 401 / 429. */
+  async function authenticate(input: { email: string; password: string; address: string }): Promise<SignedInUser> {
+    const email = input.email.trim().toLowerCase();
+    const [byEmail, byAddress] = await Promise.all([failuresByEmail.peek(email), failuresByAddress.peek(input.address)]);
+    const blocked = [byEmail.count >= MAX_FAILURES_PER_EMAIL ? byEmail : null, byAddress.count >= MAX_FAILURES_PER_ADDRESS ? byAddress : null];
+    const wait = Math.max(0, ...blocked.map((b) => b?.resetInMs ?? 0));
+    if (wait > 0) {
+      throw new AppError('rate_limited', 'Too many login attempts', undefined, { 'Retry-After': String(Math.ceil(wait / 1000)) });
+    }
+    const rows = await db.system.query<{ id: string; password_hash: string }>('select id, password_hash from users where email = $1', [email]);
+    const user = rows[0];
+    // Unknown email or wrong password: the same answer, after the same work.
+    if (!(await verifyPassword(input.password, user?.password_hash ?? null)) || !user) {
+      await Promise.all([failuresByEmail.increment(email), failuresByAddress.increment(input.address)]);
+      throw new AppError('unauthorized', 'Invalid email or password');
+    }
+    await failuresByEmail.reset(email);
+    return { id: user.id, email };
+  }
+
+  /** A new session (an access and a refresh token) for a user who has just proven who they are. */
+  function startSession(userId: string): Promise<TokenPair> {
+    const now = clock.now();
+    return db.system.transaction(async (tx) => {
+      const sessionId = uuidv7();
+      await tx.query('insert into auth_sessions (id, user_id, created_at) values ($1, $2, $3)', [sessionId, userId, now]);
+      return issueTokens(tx, sessionId, now);
+    });
+  }
+
+  /** Spends a refresh token for a new pair; the old access token stops at once. */
+  async function rotate(refreshToken: string): Promise<{ tokens: TokenPair; user: SignedInUser }> {
+    if (!looksLikeToken(refreshToken, REFRESH_TOKEN_PREFIX)) throw invalidToken();
+    const now = clock.now();
+    const outcome = await db.system.transaction(async (tx) => {
+      const rows = await tx.query<{ session_id: string; user_id: string; email: string; expires_at: Date; replaced_at: Date | null; revoked_at: Date | null }>(
+        `select t.session_id, s.user_id, u.email, t.expires_at, t.replaced_at, s.revoked_at
+           from auth_tokens t join auth_sessions s on s.id = t.session_id join users u on u.id = s.user_id
+          where t.token_hash = $1 and t.kind = 'refresh'
+          for update of s`,
+        [sha256Hex(refreshToken)],
+      );
+      const row = rows[0];
+      if (!row || row.revoked_at) return { error: true as const };
+      if (row.replaced_at) {
+        // A rotated refresh token used again: someone holds a copy. End the session for everyone.
+        await tx.query("update auth_sessions set revoked_at = $2, revoked_reason = 'refresh_token_reused' where id = $1", [row.session_id, now]);
+        return { error: true as const, ended: row.session_id };
+      }
+      if (row.expires_at.getTime() <= now.getTime()) return { error: true as const };
+      // The old access token stops working at once, and this refresh token is spent.
+      await tx.query('update auth_tokens set replaced_at = $2 where session_id = $1 and replaced_at is null', [row.session_id, now]);
+      return { tokens: await issueTokens(tx, row.session_id, now), user: { id: row.user_id, email: row.email }, ended: row.session_id };
+    });
+    if (outcome.ended) onSessionEnded?.(outcome.ended);
+    if ('error' in outcome) throw invalidToken();
+    return { tokens: outcome.tokens, user: outcome.user };
+  }
+
   return {
+    authenticate,
+    startSession,
+
     async login(input: { email: string; password: string; address: string }): Promise<TokenPair> {
-      const email = input.email.trim().toLowerCase();
-      const [byEmail, byAddress] = await Promise.all([failuresByEmail.peek(email), failuresByAddress.peek(input.address)]);
-      const blocked = [byEmail.count >= MAX_FAILURES_PER_EMAIL ? byEmail : null, byAddress.count >= MAX_FAILURES_PER_ADDRESS ? byAddress : null];
-      const wait = Math.max(0, ...blocked.map((b) => b?.resetInMs ?? 0));
-      if (wait > 0) {
-        throw new AppError('rate_limited', 'Too many login attempts', undefined, { 'Retry-After': String(Math.ceil(wait / 1000)) });
-      }
-      const rows = await db.system.query<{ id: string; password_hash: string }>('select id, password_hash from users where email = $1', [email]);
-      const user = rows[0];
-      // Unknown email or wrong password: the same answer, after the same work.
-      if (!(await verifyPassword(input.password, user?.password_hash ?? null)) || !user) {
-        await Promise.all([failuresByEmail.increment(email), failuresByAddress.increment(input.address)]);
-        throw new AppError('unauthorized', 'Invalid email or password');
-      }
-      await failuresByEmail.reset(email);
-      const now = clock.now();
-      return db.system.transaction(async (tx) => {
-        const sessionId = uuidv7();
-        await tx.query('insert into auth_sessions (id, user_id, created_at) values ($1, $2, $3)', [sessionId, user.id, now]);
-        return issueTokens(tx, sessionId, now);
-      });
+      return startSession((await authenticate(input)).id);
     },
 
+    rotate,
+
     async refresh(refreshToken: string): Promise<TokenPair> {
-      if (!looksLikeToken(refreshToken, REFRESH_TOKEN_PREFIX)) throw invalidToken();
-      const now = clock.now();
-      const outcome = await db.system.transaction(async (tx) => {
-        const rows = await tx.query<{ session_id: string; expires_at: Date; replaced_at: Date | null; revoked_at: Date | null }>(
-          `select t.session_id, t.expires_at, t.replaced_at, s.revoked_at
-             from auth_tokens t join auth_sessions s on s.id = t.session_id
-            where t.token_hash = $1 and t.kind = 'refresh'
-            for update of s`,
-          [sha256Hex(refreshToken)],
-        );
-        const row = rows[0];
-        if (!row || row.revoked_at) return { error: true as const };
-        if (row.replaced_at) {
-          // A rotated refresh token used again: someone holds a copy. End the session for everyone.
-          await tx.query("update auth_sessions set revoked_at = $2, revoked_reason = 'refresh_token_reused' where id = $1", [row.session_id, now]);
-          return { error: true as const, ended: row.session_id };
-        }
-        if (row.expires_at.getTime() <= now.getTime()) return { error: true as const };
-        // The old access token stops working at once, and this refresh token is spent.
-        await tx.query('update auth_tokens set replaced_at = $2 where session_id = $1 and replaced_at is null', [row.session_id, now]);
-        return { tokens: await issueTokens(tx, row.session_id, now), ended: row.session_id };
-      });
-      if (outcome.ended) onSessionEnded?.(outcome.ended);
-      if ('error' in outcome) throw invalidToken();
-      return outcome.tokens;
+      return (await rotate(refreshToken)).tokens;
+    },
+
+    /** Ends the session a refresh token belongs to (the browser's sign-out, which holds only that token). */
+    async endSessionOf(refreshToken: string): Promise<void> {
+      if (!looksLikeToken(refreshToken, REFRESH_TOKEN_PREFIX)) return;
+      const rows = await db.system.query<{ id: string }>(
+        `update auth_sessions set revoked_at = $2, revoked_reason = 'logout'
+          where revoked_at is null and id = (select session_id from auth_tokens where token_hash = $1 and kind = 'refresh')
+          returning id`,
+        [sha256Hex(refreshToken), clock.now()],
+      );
+      if (rows[0]) onSessionEnded?.(rows[0].id);
     },
 
     async logout(accessToken: string | null): Promise<void> {

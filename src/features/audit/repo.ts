@@ -1,5 +1,6 @@
 // Audit log SQL: insert and read only (the service role has no update or delete on the table).
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import { selectPage } from '../../platform/db/paging.js';
 
 export interface AuditEntryRow {
   id: string;
@@ -31,24 +32,21 @@ export function auditRepo(tx: TenantTx) {
       );
     },
 
-    async list(f: AuditFilter): Promise<{ data: AuditEntryRow[]; count: number }> {
+    list(f: AuditFilter): Promise<{ data: AuditEntryRow[]; count: number }> {
       const params: unknown[] = [tx.orgId];
       const where = ['org_id = $1::uuid'];
       if (f.action) where.push(`action = $${params.push(f.action)}::text`);
       if (f.from) where.push(`at >= $${params.push(f.from)}::timestamptz`);
       if (f.to) where.push(`at <= $${params.push(f.to)}::timestamptz`);
-      const rows = await tx.query<AuditEntryRow & { total: number }>(
-        `select id, at, actor_type, actor_id, action, target_type, target_id, request_id, details, count(*) over ()::int as total
-           from audit_log where ${where.join(' and ')}
-          order by at desc, id desc limit $${params.push(f.limit)}::int offset $${params.push(f.offset)}::int`,
+      return selectPage<AuditEntryRow>(tx, {
+        columns: 'id, at, actor_type, actor_id, action, target_type, target_id, request_id, details',
+        from: 'audit_log',
+        where: where.join(' and '),
         params,
-      );
-      let count = rows[0]?.total ?? 0;
-      if (rows.length === 0 && f.offset > 0) {
-        const n = await tx.query<{ n: number }>(`select count(*)::int as n from audit_log where ${where.join(' and ')}`, params.slice(0, -2));
-        count = n[0]!.n;
-      }
-      return { data: rows.map(({ total: _total, ...r }) => r), count };
+        orderBy: 'at desc, id desc',
+        limit: f.limit,
+        offset: f.offset,
+      });
     },
   };
 }

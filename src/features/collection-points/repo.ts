@@ -1,5 +1,6 @@
 // Asset and collection point SQL. Built from a tenant transaction; org_id is stamped here from it.
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import { selectPage } from '../../platform/db/paging.js';
 import { isUuid } from '../../platform/ids.js';
 import type { ActiveStatus, ASSET_KINDS } from './schemas.js';
 
@@ -46,15 +47,16 @@ export function assetRepo(tx: TenantTx) {
       return rows[0]!;
     },
 
-    async list(q: { status?: string; limit: number; offset: number }): Promise<{ data: AssetRow[]; count: number }> {
-      const rows = await tx.query<AssetRow & { total: number }>(
-        `select ${ASSET_COLUMNS}, count(*) over ()::int as total from assets
-          where org_id = $1::uuid and ($2::text is null or status = $2::text)
-          order by created_at desc, id desc limit $3::int offset $4::int`,
-        [tx.orgId, q.status ?? null, q.limit, q.offset],
-      );
-      const count = rows[0]?.total ?? (q.offset > 0 ? await countAssets(tx, q.status) : 0);
-      return { data: rows.map(({ total: _total, ...a }) => a), count };
+    list(q: { status?: string; limit: number; offset: number }): Promise<{ data: AssetRow[]; count: number }> {
+      return selectPage<AssetRow>(tx, {
+        columns: ASSET_COLUMNS,
+        from: 'assets',
+        where: 'org_id = $1::uuid and ($2::text is null or status = $2::text)',
+        params: [tx.orgId, q.status ?? null],
+        orderBy: 'created_at desc, id desc',
+        limit: q.limit,
+        offset: q.offset,
+      });
     },
 
     async get(id: string): Promise<AssetRow | null> {
@@ -89,14 +91,6 @@ export function assetRepo(tx: TenantTx) {
   };
 }
 
-async function countAssets(tx: TenantTx, status?: string): Promise<number> {
-  const rows = await tx.query<{ n: number }>(
-    'select count(*)::int as n from assets where org_id = $1::uuid and ($2::text is null or status = $2::text)',
-    [tx.orgId, status ?? null],
-  );
-  return rows[0]!.n;
-}
-
 export function collectionPointRepo(tx: TenantTx) {
   return {
     /** The next CPnnn number of this organization (a counter row, so concurrent creations never collide). */
@@ -126,23 +120,16 @@ export function collectionPointRepo(tx: TenantTx) {
       return rows[0] ?? null;
     },
 
-    async list(q: { assetId?: string; status?: string; limit: number; offset: number }): Promise<{ data: CollectionPointRow[]; count: number }> {
-      const rows = await tx.query<CollectionPointRow & { total: number }>(
-        `select ${POINT_COLUMNS}, count(*) over ()::int as total from collection_points
-          where org_id = $1::uuid and ($2::uuid is null or asset_id = $2::uuid) and ($3::text is null or status = $3::text)
-          order by created_at, id limit $4::int offset $5::int`,
-        [tx.orgId, q.assetId ?? null, q.status ?? null, q.limit, q.offset],
-      );
-      let count = rows[0]?.total ?? 0;
-      if (rows.length === 0 && q.offset > 0) {
-        const n = await tx.query<{ n: number }>(
-          `select count(*)::int as n from collection_points
-            where org_id = $1::uuid and ($2::uuid is null or asset_id = $2::uuid) and ($3::text is null or status = $3::text)`,
-          [tx.orgId, q.assetId ?? null, q.status ?? null],
-        );
-        count = n[0]!.n;
-      }
-      return { data: rows.map(({ total: _total, ...p }) => p), count };
+    list(q: { assetId?: string; status?: string; limit: number; offset: number }): Promise<{ data: CollectionPointRow[]; count: number }> {
+      return selectPage<CollectionPointRow>(tx, {
+        columns: POINT_COLUMNS,
+        from: 'collection_points',
+        where: 'org_id = $1::uuid and ($2::uuid is null or asset_id = $2::uuid) and ($3::text is null or status = $3::text)',
+        params: [tx.orgId, q.assetId ?? null, q.status ?? null],
+        orderBy: 'created_at, id',
+        limit: q.limit,
+        offset: q.offset,
+      });
     },
 
     /** By UUID or display_id. */

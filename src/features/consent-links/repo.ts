@@ -173,6 +173,31 @@ export function consentLinkRepo(tx: TenantTx) {
       );
     },
 
+    /** Links created and completed per creation day (UTC), from the rollups. */
+    createdPerDay(fromDay: string, toDay: string, assetId: string | null): Promise<{ day: string; created: number; completed: number }[]> {
+      return tx.query(
+        `select to_char(day, 'YYYY-MM-DD') as day, sum(created)::int as created, sum(completed)::int as completed
+           from consent_link_daily_counts
+          where org_id = $1::uuid and day between $2::date and $3::date and ($4::uuid is null or asset_id = $4::uuid)
+          group by day`,
+        [tx.orgId, fromDay, toDay, assetId],
+      );
+    },
+
+    /** Links still open at `now` per creation day: one range of the open-links index per asset. */
+    activePerDay(since: Date, now: Date, assetId: string | null): Promise<{ day: string; active: number }[]> {
+      return tx.query(
+        `select to_char((r.created_at at time zone 'UTC')::date, 'YYYY-MM-DD') as day, count(*)::int as active
+           from assets a cross join lateral (
+             select o.created_at from consent_requests o
+              where o.org_id = $1::uuid and o.asset_id = a.id and o.completed_at is null and o.expires_at > $3::timestamptz
+                and o.created_at >= $2::timestamptz) r
+          where a.org_id = $1::uuid and ($4::uuid is null or a.id = $4::uuid)
+          group by 1`,
+        [tx.orgId, since, now, assetId],
+      );
+    },
+
     page(f: HistoryFilter, limit: number, offset: number): Promise<RequestRow[]> {
       const params: unknown[] = [tx.orgId];
       const where = whereOf(f, params, { from: f.from, to: f.to });

@@ -8,6 +8,8 @@ import {
   ConsentLinkCreated,
   ConsentLinkDuplicated,
   CreateConsentLinkBody,
+  DailyCounts,
+  DailyCountsQuery,
   DuplicateConsentLinkBody,
   HistoryEnvelope,
   HistoryHeaders,
@@ -53,6 +55,19 @@ export function consentLinkRoutes(app: FastifyInstance, service: ConsentLinkServ
       if (req.body === undefined || req.body === null) req.body = {};
     },
     handler: async (req, reply) => reply.code(201).send(await service.duplicate(tenantOf(req), req.params.request_id, req.body)),
+  });
+
+  r.get('/api/v1/consent-links/daily', {
+    config: { access: { apiKey: 'admin', bearer: ['owner', 'admin', 'member'] } },
+    schema: {
+      ...common,
+      summary: 'Consent links per day',
+      description:
+        "How many consent links were created on each of the last `days` UTC days (default 30, at most 90; today is the last), and of those how many were completed, are still active and expired without consent, with totals: the dashboard's overview chart. Every asset, or one (`asset_id`). Counts only, no link or data principal. An `admin` key, or the Bearer token of any member.",
+      querystring: DailyCountsQuery,
+      response: { 200: DailyCounts, ...errorResponses(400, 401, 403) },
+    },
+    handler: (req) => service.daily(tenantOf(req), req.query),
   });
 
   r.get(`${BASE}/history`, {

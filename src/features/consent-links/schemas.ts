@@ -70,6 +70,29 @@ export const HistoryQuery = Type.Object({
 });
 export type HistoryQueryInput = Static<typeof HistoryQuery>;
 
+export const DailyCountsQuery = Type.Object({
+  days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 30, description: 'How many UTC days, ending today' })),
+  asset_id: Type.Optional(Type.String({ format: 'uuid', 'x-message': 'must be a UUID', description: 'Only this asset (default: every asset)' })),
+});
+export type DailyCountsInput = Static<typeof DailyCountsQuery>;
+
+const DayCounts = {
+  created: Type.Integer({ description: 'Links created that day' }),
+  completed: Type.Integer({ description: 'Of those, completed (consent given)' }),
+  active: Type.Integer({ description: 'Of those, still open now' }),
+  expired: Type.Integer({ description: 'Of those, expired without consent' }),
+};
+
+export const DailyCounts = Type.Object(
+  {
+    from: Type.String({ format: 'date', description: 'First day (UTC)' }),
+    to: Type.String({ format: 'date', description: 'Last day (UTC): today' }),
+    days: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), ...DayCounts }), { description: 'Every day of the window, oldest first, zeros included' }),
+    totals: Type.Object(DayCounts),
+  },
+  { title: 'ConsentLinkDailyCounts' },
+);
+
 export const HistoryHeaders = Type.Object({ 'x-org-id': Type.Optional(Type.String({ description: 'The organization slug (required)' })) });
 
 export const ConsentLinkRequest = Type.Object(

@@ -12,7 +12,7 @@ import { newOpaqueToken } from '../../platform/crypto/opaque-tokens.js';
 import { findCollectionPoint } from '../collection-points/index.js';
 import { alongsideAudit } from '../audit/index.js';
 import { consentLinkRepo, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
-import { TIMESTAMP_MESSAGE, type ConsentAction, type CreateConsentLinkInput, type DuplicateConsentLinkInput, type HistoryQueryInput, type LinkStatus } from './schemas.js';
+import { TIMESTAMP_MESSAGE, type ConsentAction, type DailyCountsInput, type CreateConsentLinkInput, type DuplicateConsentLinkInput, type HistoryQueryInput, type LinkStatus } from './schemas.js';
 
 export const MAX_REGENERATIONS = 5;
 const HOUR = 3_600_000;
@@ -188,6 +188,33 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
      * The history envelope. `strategy: 'exact'` counts every matching row; 'auto' (the default) reads
      * whole days from the daily rollups when only asset, collection point and time filters apply.
      */
+    /**
+     * Links per creation day (UTC) over the last `days` days, today included: created and completed from
+     * the rollups, still-active counted from the open-links index, expired the rest. Every day is listed.
+     */
+    async daily(ctx: TenantContext, q: DailyCountsInput) {
+      const now = clock.now();
+      const days = q.days ?? 30;
+      const first = new Date(Math.floor(now.getTime() / DAY) * DAY - (days - 1) * DAY);
+      const assetId = q.asset_id?.toLowerCase() ?? null;
+      const [created, active] = await withTenant(db, ctx.orgId, (tx) => {
+        const repo = consentLinkRepo(tx);
+        return Promise.all([repo.createdPerDay(isoDay(first), isoDay(now), assetId), repo.activePerDay(first, now, assetId)]);
+      });
+      const createdBy = new Map(created.map((c) => [c.day, c]));
+      const activeBy = new Map(active.map((a) => [a.day, a.active]));
+      const totals = { created: 0, completed: 0, active: 0, expired: 0 };
+      const list = Array.from({ length: days }, (_, i) => {
+        const date = isoDay(new Date(first.getTime() + i * DAY));
+        const c = createdBy.get(date);
+        const day = { date, created: c?.created ?? 0, completed: c?.completed ?? 0, active: activeBy.get(date) ?? 0, expired: 0 };
+        day.expired = day.created - day.completed - day.active;
+        for (const k of ['created', 'completed', 'active', 'expired'] as const) totals[k] += day[k];
+        return day;
+      });
+      return { from: isoDay(first), to: isoDay(now), days: list, totals };
+    },
+
     async history(ctx: TenantContext, q: HistoryQueryInput, options: { strategy?: 'auto' | 'exact' } = {}) {
       const now = clock.now();
       const limit = q.limit ?? 50;
@@ -267,6 +294,11 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
 }
 
 export type ConsentLinkService = ReturnType<typeof createConsentLinkService>;
+
+/** `YYYY-MM-DD` of a UTC day. */
+function isoDay(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
 
 /**
  * For the consents feature, inside its transaction: completes the request of link instance `eventId`

@@ -6,8 +6,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import helmet from '@fastify/helmet';
 import formbody from '@fastify/formbody';
-import { hostOf } from '../../platform/auth/access.js';
-import { slugFromHost, type Organization, type OrganizationDirectory } from '../../platform/auth/tenant-host.js';
+import { organizationOf } from '../../platform/auth/access.js';
+import { readCookie, serializeCookie } from '../../platform/http/cookies.js';
+import type { Organization, OrganizationDirectory } from '../../platform/auth/tenant-host.js';
 import { pickLanguage, type Messages } from './messages/index.js';
 import { confirmationPage, linkPage, messagePage, statePage, STYLE_HASH, type PageContext } from './pages.js';
 import type { ConsentPageService, Outcome } from './service.js';
@@ -30,11 +31,7 @@ const HTML = 'text/html; charset=utf-8';
 const routeOptions = { config: { access: 'public' as const }, schema: { hide: true }, logLevel: 'warn' as const };
 
 function sessionOf(request: FastifyRequest): string | null {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [name, value] = part.trim().split('=');
-    if (name === COOKIE && value && SESSION_PATTERN.test(value)) return value;
-  }
-  return null;
+  return readCookie(request, COOKIE, SESSION_PATTERN);
 }
 
 /** The forms' CSRF token: an HMAC of the link token keyed by the session, so it is tied to both. */
@@ -50,7 +47,7 @@ function csrfValid(session: string | null, token: string, given: unknown): sessi
 }
 
 export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageRouteDeps): Promise<void> {
-  const { service, organizations } = deps;
+  const { service } = deps;
 
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -80,11 +77,6 @@ export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageR
     return reply.code(status).type(HTML).send(messagePage(language(request), kind));
   });
 
-  async function organizationOf(request: FastifyRequest): Promise<Organization | null> {
-    const slug = slugFromHost(hostOf(request, deps.trustProxy), deps.baseDomain);
-    return slug ? organizations.bySlug(slug) : null;
-  }
-
   // Unknown host and unknown token look the same.
   const notFound = (reply: FastifyReply, m: Messages) => reply.code(404).type(HTML).send(messagePage(m, 'not_found'));
 
@@ -105,12 +97,12 @@ export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageR
 
   app.get<Params>('/c/:token', routeOptions, async (request, reply) => {
     const m = language(request);
-    const org = await organizationOf(request);
+    const org = await organizationOf(request, deps);
     if (!org) return notFound(reply, m);
     let session = sessionOf(request);
     if (!session) {
       session = randomBytes(32).toString('base64url');
-      reply.header('set-cookie', `${COOKIE}=${session}; Path=/c/; HttpOnly; SameSite=Strict; Max-Age=86400${deps.secureCookie ? '; Secure' : ''}`);
+      reply.header('set-cookie', serializeCookie(COOKIE, session, { path: '/c/', maxAge: 86400, httpOnly: true, secure: deps.secureCookie }));
     }
     const { token } = request.params;
     const view = await service.open(org, token, session);
@@ -122,7 +114,7 @@ export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageR
   function form(step: string, run: (org: Organization, token: string, session: string, body: Record<string, unknown>, m: Messages, request: FastifyRequest) => Promise<Outcome | null>) {
     app.post<Params>(`/c/:token/${step}`, routeOptions, async (request, reply) => {
       const m = language(request);
-      const org = await organizationOf(request);
+      const org = await organizationOf(request, deps);
       const { token } = request.params;
       if (!org || !TOKEN_PATTERN.test(token)) return notFound(reply, m);
       const body = (request.body ?? {}) as Record<string, unknown>;

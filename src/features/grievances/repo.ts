@@ -1,5 +1,6 @@
 // Grievance SQL. Built from a tenant transaction; org_id is stamped here from it, never taken from input.
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import { selectPage } from '../../platform/db/paging.js';
 import type { Actor } from '../../platform/auth/access.js';
 import type { GrievanceCategory, GrievanceStatus } from './schemas.js';
 
@@ -41,6 +42,8 @@ export interface GrievanceFilter {
   from?: Date;
   /** Inclusive. */
   to?: Date;
+  sort: 'created_at' | 'updated_at';
+  order: 'asc' | 'desc';
   limit: number;
   offset: number;
 }
@@ -48,7 +51,7 @@ export interface GrievanceFilter {
 export function grievanceRepo(tx: TenantTx) {
   return {
     /** One page of the organization's tickets, newest first, and how many match in all. */
-    async list(f: GrievanceFilter): Promise<{ data: GrievanceRow[]; count: number }> {
+    list(f: GrievanceFilter): Promise<{ data: GrievanceRow[]; count: number }> {
       const params: unknown[] = [tx.orgId];
       // Only the conditions in use, so each shape of filter gets its own plan.
       const where = ['org_id = $1::uuid'];
@@ -57,18 +60,13 @@ export function grievanceRepo(tx: TenantTx) {
       if (f.clientUserId !== undefined) where.push(`client_user_id = $${params.push(f.clientUserId)}::text`);
       if (f.from) where.push(`created_at >= $${params.push(f.from)}::timestamptz`);
       if (f.to) where.push(`created_at <= $${params.push(f.to)}::timestamptz`);
-      const rows = await tx.query<GrievanceRow & { total: number }>(
-        `select ${COLUMNS}, count(*) over ()::int as total from grievances where ${where.join(' and ')}
-          order by created_at desc, id desc limit $${params.push(f.limit)}::int offset $${params.push(f.offset)}::int`,
-        params,
-      );
-      let count = rows[0]?.total ?? 0;
-      // A page past the end holds no row to carry the total: count separately (rare).
-      if (rows.length === 0 && f.offset > 0) {
-        const n = await tx.query<{ n: number }>(`select count(*)::int as n from grievances where ${where.join(' and ')}`, params.slice(0, -2));
-        count = n[0]!.n;
-      }
-      return { data: rows.map(({ total: _total, ...g }) => g), count };
+      // sort and order are the schema's enums, never free text.
+      return selectPage<GrievanceRow>(tx, { columns: COLUMNS, from: 'grievances', where: where.join(' and '), params, orderBy: `${f.sort} ${f.order}, id ${f.order}`, limit: f.limit, offset: f.offset });
+    },
+
+    /** Tickets per (status, category): the overview's counts, one grouped scan. */
+    summary(): Promise<{ status: GrievanceStatus; category: GrievanceCategory; n: number }[]> {
+      return tx.query(`select status, category, count(*)::int as n from grievances where org_id = $1::uuid group by status, category`, [tx.orgId]);
     },
 
     async get(ticketId: string): Promise<GrievanceRow | null> {

@@ -8,6 +8,7 @@ import type { GrievanceService } from './service.js';
 import {
   CreateGrievanceBody,
   GrievanceList,
+  GrievanceSummary,
   GrievanceTicket,
   GrievanceWithHistory,
   ListGrievancesQuery,
@@ -85,11 +86,23 @@ export function grievanceRoutes(app: FastifyInstance, service: GrievanceService)
       ...management,
       summary: "The organization's grievance tickets",
       description:
-        'Every ticket of the organization, newest first (`created_at`, then `id`, descending). Filters: `status`, `category`, `client_user_id`, `from`/`to` (bound `created_at` inclusively; ISO 8601 with a time zone; `to` before `from`: 400). `limit` 1-200 (default 50), `offset` (default 0); `count` is the number of matching tickets. Bearer token of an owner, admin or member, or a `grievances` (or `admin`) key.',
+        'Every ticket of the organization, newest first (`created_at`, then `id`, descending) unless `sort` (`created_at` or `updated_at`) and `order` (`desc` or `asc`) say otherwise. Filters: `status`, `category`, `client_user_id`, `from`/`to` (bound `created_at` inclusively; ISO 8601 with a time zone; `to` before `from`: 400). `limit` 1-200 (default 50), `offset` (default 0); `count` is the number of matching tickets. Bearer token of an owner, admin or member, or a `grievances` (or `admin`) key.',
       querystring: ListGrievancesQuery,
       response: { 200: GrievanceList, ...errorResponses(400, 401, 403) },
     },
     handler: (req) => service.list(tenantOf(req), req.query),
+  });
+
+  r.get('/api/v1/grievances/summary', {
+    config: { access: readAccess },
+    schema: {
+      ...management,
+      summary: 'Ticket counts for the overview',
+      description:
+        'How many tickets the organization has in each status, and how many open ones (status `open`, `in_progress` or `on_hold`) in each category. Every status and category is listed, zero included. Bearer token of an owner, admin or member, or a `grievances` (or `admin`) key.',
+      response: { 200: GrievanceSummary, ...errorResponses(401, 403) },
+    },
+    handler: (req) => service.summary(tenantOf(req)),
   });
 
   r.get('/api/v1/grievances/:ticket_id', {

@@ -18,6 +18,9 @@ export const GRIEVANCE_STATUSES = ['open', 'in_progress', 'on_hold', 'resolved',
 
 export type GrievanceStatus = (typeof GRIEVANCE_STATUSES)[number];
 
+/** Statuses of a ticket still waiting for the organization: the overview counts these as open. */
+export const OPEN_STATUSES: readonly GrievanceStatus[] = ['open', 'in_progress', 'on_hold'];
+
 export type GrievanceCategory = (typeof GRIEVANCE_CATEGORIES)[number];
 
 // Plain `enum` arrays give one clear error ("must be one of: ...") instead of one per literal.
@@ -93,11 +96,28 @@ export const ListGrievancesQuery = Type.Object({
   from: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at >= from' })),
   to: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at <= to; not before from' })),
   client_user_id: Type.Optional(PathText({ maxLength: 255, description: 'Only tickets filed for this user' })),
+  sort: Type.Optional(
+    Type.Unsafe<'created_at' | 'updated_at'>({ type: 'string', enum: ['created_at', 'updated_at'], default: 'created_at', description: 'The time to order by' }),
+  ),
+  order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['desc', 'asc'], default: 'desc', description: '`desc` newest first, `asc` oldest first' })),
   ...Paging,
 });
 export type ListGrievancesInput = Static<typeof ListGrievancesQuery>;
 
 export const GrievanceList = ListOf(GrievanceTicket, 'GrievanceList', 'Tickets matching the filters, over all pages');
+
+const countsOf = <T extends readonly string[]>(keys: T, description: string) =>
+  Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Integer()])) as Record<T[number], ReturnType<typeof Type.Integer>>, { description });
+
+export const GrievanceSummary = Type.Object(
+  {
+    total: Type.Integer({ description: 'Every ticket of the organization' }),
+    open: Type.Integer({ description: 'Tickets in open, in_progress or on_hold' }),
+    by_status: countsOf(GRIEVANCE_STATUSES, 'Tickets per status (every status, zero included)'),
+    open_by_category: countsOf(GRIEVANCE_CATEGORIES, 'Open tickets (open, in_progress, on_hold) per category'),
+  },
+  { title: 'GrievanceSummary' },
+);
 
 export const GrievanceWithHistory = Type.Object(
   { ...GrievanceTicket.properties, history: Type.Array(StatusChange, { description: 'Oldest first' }) },

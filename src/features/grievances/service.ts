@@ -9,7 +9,12 @@ import { randomCode, UPPER_ALNUM, uuidv7 } from '../../platform/ids.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import { grievanceRepo, type GrievanceRow, type PreviousValues, type StatusChangeRow } from './repo.js';
 import {
+  GRIEVANCE_CATEGORIES,
+  GRIEVANCE_STATUSES,
+  OPEN_STATUSES,
   TIMESTAMP_MESSAGE,
+  type GrievanceCategory,
+  type GrievanceStatus,
   type CreateGrievanceInput,
   type ListGrievancesInput,
   type StatusChangeInput,
@@ -148,7 +153,21 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
       });
     },
 
-    /** The organization's tickets, newest first, filtered; `to` before `from` is refused. */
+    /** Counts for the overview: every ticket per status, and the open ones per category. */
+    async summary(ctx: TenantContext) {
+      const rows = await grievanceRepo(tenantReads(db, ctx.orgId)).summary();
+      const byStatus = Object.fromEntries(GRIEVANCE_STATUSES.map((s) => [s, 0])) as Record<GrievanceStatus, number>;
+      const openByCategory = Object.fromEntries(GRIEVANCE_CATEGORIES.map((c) => [c, 0])) as Record<GrievanceCategory, number>;
+      for (const { status, category, n } of rows) {
+        byStatus[status] += n;
+        if (OPEN_STATUSES.includes(status)) openByCategory[category] += n;
+      }
+      const total = rows.reduce((sum, r) => sum + r.n, 0);
+      const open = OPEN_STATUSES.reduce((sum, s) => sum + byStatus[s], 0);
+      return { total, open, by_status: byStatus, open_by_category: openByCategory };
+    },
+
+    /** The organization's tickets, newest first unless asked otherwise, filtered; `to` before `from` is refused. */
     list(ctx: TenantContext, q: ListGrievancesInput) {
       const limit = q.limit ?? 50;
       const offset = q.offset ?? 0;
@@ -163,7 +182,17 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
         return Promise.reject(new AppError('bad_request', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
       }
       return withTenant(db, ctx.orgId, async (tx) => {
-        const page = await grievanceRepo(tx).list({ status: q.status, category: q.category, clientUserId: q.client_user_id, from, to, limit, offset });
+        const page = await grievanceRepo(tx).list({
+          status: q.status,
+          category: q.category,
+          clientUserId: q.client_user_id,
+          from,
+          to,
+          sort: q.sort ?? 'created_at',
+          order: q.order ?? 'desc',
+          limit,
+          offset,
+        });
         return { ...page, limit, offset };
       });
     },

@@ -1,5 +1,6 @@
 // Nominee SQL. Built from a tenant transaction; org_id is stamped here from it, never taken from input.
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import { selectPage } from '../../platform/db/paging.js';
 import type { NOMINEE_STATUSES, RELATIONSHIPS } from './schemas.js';
 
 export type NomineeStatus = (typeof NOMINEE_STATUSES)[number];
@@ -41,22 +42,13 @@ export interface NomineeChanges {
 export function nomineeRepo(tx: TenantTx) {
   return {
     /** One page of the organization's nominees, newest first, and how many match in all. */
-    async list(f: { status?: NomineeStatus; limit: number; offset: number }): Promise<{ data: NomineeRow[]; count: number }> {
+    list(f: { status?: NomineeStatus; relationship?: string; clientUserId?: string; limit: number; offset: number }): Promise<{ data: NomineeRow[]; count: number }> {
       const params: unknown[] = [tx.orgId];
       const where = ['org_id = $1::uuid'];
       if (f.status) where.push(`status = $${params.push(f.status)}::text`);
-      const rows = await tx.query<NomineeRow & { total: number }>(
-        `select ${COLUMNS}, count(*) over ()::int as total from nominees where ${where.join(' and ')}
-          order by created_at desc, id desc limit $${params.push(f.limit)}::int offset $${params.push(f.offset)}::int`,
-        params,
-      );
-      let count = rows[0]?.total ?? 0;
-      // A page past the end holds no row to carry the total: count separately (rare).
-      if (rows.length === 0 && f.offset > 0) {
-        const n = await tx.query<{ n: number }>(`select count(*)::int as n from nominees where ${where.join(' and ')}`, params.slice(0, -2));
-        count = n[0]!.n;
-      }
-      return { data: rows.map(({ total: _total, ...n }) => n), count };
+      if (f.relationship) where.push(`relationship = $${params.push(f.relationship)}::text`);
+      if (f.clientUserId !== undefined) where.push(`client_user_id = $${params.push(f.clientUserId)}::text`);
+      return selectPage<NomineeRow>(tx, { columns: COLUMNS, from: 'nominees', where: where.join(' and '), params, orderBy: 'created_at desc, id desc', limit: f.limit, offset: f.offset });
     },
 
     listByClientUser(clientUserId: string): Promise<NomineeRow[]> {

@@ -76,7 +76,7 @@ export function nomineeRoutes(app: FastifyInstance, service: NomineeService): vo
       ...management,
       summary: "The organization's nominees",
       description:
-        'Every nominee of the organization, newest first (`created_at`, then `id`, descending), optionally of one `status`. `limit` 1-200 (default 50), `offset` (default 0); `count` is the number of matching nominees. Bearer token of an owner, admin or member, or a `nominees` (or `admin`) key.',
+        'Every nominee of the organization, newest first (`created_at`, then `id`, descending), filtered by `status`, `relationship` and `client_user_id` when given. `limit` 1-200 (default 50), `offset` (default 0); `count` is the number of matching nominees. Bearer token of an owner, admin or member, or a `nominees` (or `admin`) key.',
       querystring: ListNomineesQuery,
       response: { 200: NomineeList, ...errorResponses(400, 401, 403) },
     },

@@ -62,6 +62,8 @@ export const DeletedMessage = Type.Object({ message: Type.String() });
 // Organization management (Bearer owners, admins and members, or a nominees key).
 export const ListNomineesQuery = Type.Object({
   status: Type.Optional(StatusEnum),
+  relationship: Type.Optional(RelationshipEnum),
+  client_user_id: Type.Optional(PathText({ maxLength: 255, description: 'Only the nominees of this data principal' })),
   ...Paging,
 });
 export type ListNomineesInput = Static<typeof ListNomineesQuery>;

@@ -47,11 +47,12 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
       return nomineeRepo(tenantReads(db, ctx.orgId)).listByClientUser(clientUserId);
     },
 
-    /** The organization's nominees, newest first, optionally of one status. */
+    /** The organization's nominees, newest first, filtered. */
     list(ctx: TenantContext, q: ListNomineesInput) {
       const limit = q.limit ?? 50;
       const offset = q.offset ?? 0;
-      return withTenant(db, ctx.orgId, async (tx) => ({ ...(await nomineeRepo(tx).list({ status: q.status, limit, offset })), limit, offset }));
+      const filter = { status: q.status, relationship: q.relationship, clientUserId: q.client_user_id, limit, offset };
+      return withTenant(db, ctx.orgId, async (tx) => ({ ...(await nomineeRepo(tx).list(filter)), limit, offset }));
     },
 
     create(ctx: TenantContext, input: CreateNomineeInput): Promise<NomineeRow> {

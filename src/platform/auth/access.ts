@@ -80,6 +80,15 @@ export function hostOf(request: FastifyRequest, trustProxy: boolean): string | u
   return request.headers.host;
 }
 
+/** The organization a public route's Host names (routes with an access rule get it in `request.tenant`). */
+export async function organizationOf(
+  request: FastifyRequest,
+  deps: Pick<AccessDeps, 'organizations' | 'baseDomain' | 'trustProxy'>,
+): Promise<Organization | null> {
+  const slug = slugFromHost(hostOf(request, deps.trustProxy), deps.baseDomain);
+  return slug ? deps.organizations.bySlug(slug) : null;
+}
+
 function headerValue(request: FastifyRequest, name: string): string {
   const v = request.headers[name];
   return (Array.isArray(v) ? v[0] : v)?.trim() ?? '';

@@ -25,7 +25,7 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
-    readonly headers?: Record<string, string>,
+    readonly headers?: Record<string, string | string[]>,
   ) {
     super(message);
     this.name = 'AppError';
