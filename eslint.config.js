@@ -1,8 +1,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'scratch/', 'web/dist/', 'bench/results/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'scratch/', 'web/dist/', 'bench/results/', 'test-results/', 'web/src/api/openapi.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,5 +12,14 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // The dashboard: browser globals, and the rules of hooks.
+    files: ['web/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    languageOptions: {
+      globals: { window: 'readonly', document: 'readonly', navigator: 'readonly', fetch: 'readonly', Request: 'readonly', Response: 'readonly', Headers: 'readonly', ResizeObserver: 'readonly', URLSearchParams: 'readonly' },
+    },
+    rules: { ...reactHooks.configs.recommended.rules },
   },
 );

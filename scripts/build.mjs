@@ -1,37 +1,81 @@
-// Compiles src/ to dist/ and copies the SQL migrations beside the compiled code. Builds into a
-// private directory and swaps it in, so a process starting meanwhile never sees half a dist/.
-import { cpSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+// `npm run build`: the server (src/ -> dist/, with the SQL migrations) and the dashboard (web/ ->
+// web/dist/, pre-compressed). Each is built into a private directory and swapped in, so a process
+// starting meanwhile never sees half a build. `--server` or `--web` builds only that part.
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { cpSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const staging = `${root}.dist-${process.pid}`;
-const retired = `${root}.dist-old-${process.pid}`;
+const require = createRequire(import.meta.url);
+const args = process.argv.slice(2);
+const both = !args.includes('--server') && !args.includes('--web');
 
-// The stamp carries the time the build started: a source edited while tsc runs is newer, so
-// bin/assent.mjs builds again instead of running code that does not have the edit.
-const started = new Date();
+/** Runs build(staging), stamps it with the start time, and swaps it in at target. */
+async function swapIn(target, build) {
+  // The stamp carries the time the build started: a source edited meanwhile is newer, so
+  // bin/assent.mjs builds again instead of running code that does not have the edit.
+  const started = new Date();
+  const staging = `${target}.staging-${process.pid}`;
+  const retired = `${target}.old-${process.pid}`;
+  try {
+    await build(staging);
+    writeFileSync(`${staging}/.build-stamp`, started.toISOString() + '\n');
+    utimesSync(`${staging}/.build-stamp`, started, started);
+    // Two renames, not a recursive delete then a rename: a running process reads files after it has
+    // started, and must not find the directory gone while the old one is deleted.
+    try {
+      renameSync(target, retired);
+    } catch (e) {
+      if (e.code !== 'ENOENT') throw e;
+    }
+    renameSync(staging, target);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+    rmSync(retired, { recursive: true, force: true });
+  }
+}
+
+function buildServer() {
+  const tsc = require.resolve('typescript/bin/tsc');
+  return swapIn(`${root}dist`, (out) => {
+    execFileSync(process.execPath, [tsc, '-p', `${root}tsconfig.build.json`, '--outDir', out], { stdio: 'inherit' });
+    cpSync(`${root}src/db/migrations`, `${out}/db/migrations`, { recursive: true });
+  });
+}
+
+/** Brotli and gzip beside every text file worth compressing; the server picks one by Accept-Encoding. */
+function precompress(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) precompress(path);
+    else if (/\.(js|css|html|svg|json)$/.test(entry.name) && statSync(path).size > 1024) {
+      const data = readFileSync(path);
+      writeFileSync(`${path}.br`, brotliCompressSync(data, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+      writeFileSync(`${path}.gz`, gzipSync(data, { level: 9 }));
+    }
+  }
+}
+
+async function buildWeb() {
+  // Loaded here: an install without dev dependencies can still build the server.
+  const { build } = await import('vite');
+  return swapIn(`${root}web/dist`, async (out) => {
+    await build({ configFile: `${root}web/vite.config.ts`, logLevel: 'warn', build: { outDir: out } });
+    precompress(out);
+  });
+}
 
 try {
-  execFileSync(process.execPath, [tsc, '-p', `${root}tsconfig.build.json`, '--outDir', staging], { stdio: 'inherit' });
-  cpSync(`${root}src/db/migrations`, `${staging}/db/migrations`, { recursive: true });
-  writeFileSync(`${staging}/.build-stamp`, started.toISOString() + '\n');
-  utimesSync(`${staging}/.build-stamp`, started, started);
-  // Two renames, not a recursive delete then a rename: a running process reads dist/db/migrations
-  // after it has loaded its modules, and must not find dist/ gone while the old one is deleted.
-  try {
-    renameSync(`${root}dist`, retired);
-  } catch (e) {
-    if (e.code !== 'ENOENT') throw e;
-  }
-  renameSync(staging, `${root}dist`);
+  if (both || args.includes('--server')) await buildServer();
+  if (both || args.includes('--web')) await buildWeb();
 } catch (e) {
-  // tsc has printed its errors; a stack trace of the failed child would only bury them.
-  if (typeof e?.status !== 'number') throw e;
-  process.exitCode = e.status;
-} finally {
-  rmSync(staging, { recursive: true, force: true });
-  rmSync(retired, { recursive: true, force: true });
+  // tsc has printed its errors; a stack trace of the failed child would only bury them. Vite's errors
+  // carry what they need in the message.
+  if (typeof e?.status === 'number') process.exitCode = e.status;
+  else {
+    process.stderr.write(`${e?.message ?? e}\n`);
+    process.exitCode = 1;
+  }
 }

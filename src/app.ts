@@ -131,7 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => outbox.stop());
   app.decorate('outbox', outbox);
   registerAudit(app, { db, clock });
-  await registerDashboard(app, { webDir: deps.webDir });
+  await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
   app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions });
   app.decorate('routeAccess', routeAccess);

@@ -1,22 +1,20 @@
 // The consent page in a real browser (Debian chromium driven by playwright-core): a phone-sized window
 // walks the flow (open, switch language, send code, enter it with the keyboard, choose, confirmation)
 // against a real server, with no CSP violation, and saves screenshots under test-results/screenshots/.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { MessageProvider, OutgoingMessage } from '../../src/platform/messaging/index.js';
 import { createScratchStore, type ScratchStore } from '../support/store.js';
 import { uniqueSlug } from '../support/app.js';
+import { CHROMIUM, collectProblems, hasChromium, launchChromium, SHOTS } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = 'test-results/screenshots';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-describe.skipIf(!existsSync(CHROMIUM))(`consent page in a real browser (skipped when ${CHROMIUM} is missing: apt-get install -y chromium)`, () => {
+describe.skipIf(!hasChromium)(`consent page in a real browser (skipped when ${CHROMIUM} is missing: apt-get install -y chromium)`, () => {
   let store: ScratchStore;
   let app: FastifyInstance;
   let browser: Browser;
@@ -30,7 +28,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`consent page in a real browser (skipped 
     app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), db, logger: false, messageProvider: provider });
     await app.listen({ host: '127.0.0.1', port: 0 });
     port = (app.server.address() as AddressInfo).port;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+    browser = await launchChromium();
     mkdirSync(SHOTS, { recursive: true });
   });
   afterAll(async () => {
@@ -63,10 +61,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`consent page in a real browser (skipped 
 
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'en-IN' });
     const page = await context.newPage();
-    const problems: string[] = [];
-    // Status codes (409 for a completed link) show as "Failed to load resource": not a problem.
-    page.on('console', (msg) => msg.type() === 'error' && !msg.text().startsWith('Failed to load resource') && problems.push(msg.text()));
-    page.on('pageerror', (err) => problems.push(err.message));
+    const problems = collectProblems(page);
 
     await page.goto(`http://${slug}.localhost:${port}/c/${token}`);
     await expect(page.getByRole('heading', { level: 1 })).toBeTruthy();

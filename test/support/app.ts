@@ -47,6 +47,8 @@ export interface BuildTestAppOptions {
   rls?: boolean;
   /** Wraps the store before the app sees it (e.g. to count round trips). */
   wrapDb?: (db: Database) => Database;
+  /** The built dashboard to serve (default: web/dist). */
+  webDir?: string;
 }
 
 export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<TestApp> {
@@ -55,7 +57,7 @@ export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<T
   const db = options.wrapDb ? options.wrapDb(opened) : opened;
   const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env });
   const clock = manualClock();
-  const app = await buildApp({ config, db, clock, logger: false });
+  const app = await buildApp({ config, db, clock, logger: false, webDir: options.webDir });
   await app.ready();
 
   const t: TestApp = {

@@ -1,4 +1,5 @@
-// Builds dist/ once before any suite runs, for the tests that start the real `assent` command.
+// Builds dist/ (the server, for the tests that start the real `assent` command) and web/dist/ (the
+// dashboard, for the browser tests) once before any suite runs.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -1,39 +1,28 @@
 // The dashboard's files: the built single-page app (web/dist) at the organization's host. Every page path
 // answers index.html (the app routes in the browser); /_app/ holds the hashed, immutable bundles. Its own
 // encapsulated plugin, so its security headers (a strict CSP) stay on its responses.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
+import { DASHBOARD_PAGES } from './pages.js';
 
-/** Every path the app routes in the browser (web/src/routes.ts has the same list; a test compares them). */
-export const DASHBOARD_PAGES = [
-  '/',
-  '/login',
-  '/grievances',
-  '/grievances/:ticket_id',
-  '/nominees',
-  '/consent-links',
-  '/consent-links/new',
-  '/assets',
-  '/assets/:asset_id',
-  '/collection-points/:point_id',
-  '/settings/api-keys',
-  '/settings/members',
-  '/settings/audit-log',
-] as const;
 
 export const ASSET_PREFIX = '/_app/';
 
 export interface DashboardDeps {
   /** web/dist: index.html and _app/. */
   webDir: string;
+  /** Named in the page, so the app knows the bare domain (organization picker) from an organization's host. */
+  baseDomain: string;
 }
+
+const escapeAttribute = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 const routeOptions = { config: { access: 'public' as const }, schema: { hide: true } };
 
-export async function dashboardRoutes(app: FastifyInstance, { webDir }: DashboardDeps): Promise<void> {
+export async function dashboardRoutes(app: FastifyInstance, { webDir, baseDomain }: DashboardDeps): Promise<void> {
   const built = existsSync(join(webDir, 'index.html'));
 
   await app.register(helmet, {
@@ -66,7 +55,12 @@ export async function dashboardRoutes(app: FastifyInstance, { webDir }: Dashboar
   // serve: false: the files are answered by the route below, which declares its access like every route.
   await app.register(fastifyStatic, { root: webDir, serve: false, preCompressed: true, dotfiles: 'deny', index: false });
 
-  const page = (_req: unknown, reply: FastifyReply) => reply.header('cache-control', 'no-cache').sendFile('index.html', { maxAge: 0, immutable: false, cacheControl: false });
+  // Small, read once; names the bundles of this build, so it is revalidated on every load.
+  const index = readFileSync(join(webDir, 'index.html'), 'utf8').replace(
+    '</head>',
+    `  <meta name="assent-base-domain" content="${escapeAttribute(baseDomain)}" />\n  </head>`,
+  );
+  const page = (_req: unknown, reply: FastifyReply) => reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
   for (const path of DASHBOARD_PAGES) app.get(path, routeOptions, page);
 
   // Content-hashed names: cached for a year, never revalidated.

@@ -1,0 +1,420 @@
+// The dashboard end to end: the built app (web/dist) served by a real server over real HTTP, driven in
+// Debian's headless chromium (playwright-core). Sign in (by keyboard) and survive a reload; generate an
+// API key and use it; resolve a ticket filed through the API; generate a consent link and find it in the
+// history; a member's read-only view; a phone-sized screen. No CSP violation or script error anywhere.
+// A screenshot of every page goes to test-results/screenshots/dashboard-*.png.
+import { existsSync, mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import type { Clock } from '../../src/platform/clock.js';
+import type { MessageProvider } from '../../src/platform/messaging/index.js';
+import { DEFAULT_WEB_DIR } from '../../src/features/dashboard/index.js';
+import { createScratchStore, type ScratchStore } from '../support/store.js';
+import { uniqueSlug } from '../support/app.js';
+import { CHROMIUM, collectProblems, hasChromium, launchChromium, SHOTS } from '../support/browser.js';
+
+const PASSWORD = 'correct horse battery staple';
+const DAY = 86_400_000;
+const built = existsSync(`${DEFAULT_WEB_DIR}/index.html`);
+
+describe.skipIf(!hasChromium || !built)(
+  `dashboard in a real browser (skipped when ${CHROMIUM} is missing: apt-get install -y chromium; or web/dist is not built: npm run build)`,
+  () => {
+    let store: ScratchStore;
+    let app: FastifyInstance;
+    let browser: Browser;
+    let port: number;
+    let slug: string;
+    let adminKey: string;
+    let origin: string;
+    const owner = { email: '', id: '' };
+    const member = { email: '' };
+    // The seed is spread over the last 30 days; then the clock is the real one.
+    let offsetMs = -30 * DAY;
+    const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
+    const provider: MessageProvider = { name: 'memory', send: async () => {} };
+
+    /** Real HTTP to the organization's host (Node does not resolve *.localhost: the Host header names it). */
+    function request(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any }> {
+      return new Promise((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method,
+            path,
+            headers: { host: `${slug}.localhost:${port}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...headers },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (c) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode!, json: text ? JSON.parse(text) : null }));
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
+      });
+    }
+    const withKey = (key: string) => ({ 'x-api-key': key });
+
+    async function seed() {
+      const org = (await app.services.accounts.createOrganization({ slug, name: 'Acme Health' })).id;
+      adminKey = (await app.services.accounts.createApiKey(slug, { scopes: ['admin'], name: 'seed' })).key;
+      const o = await app.services.users.createUser({ email: `owner-${slug}@example.com`, password: PASSWORD });
+      await app.services.users.addMember(org, o.id, 'owner');
+      Object.assign(owner, { email: o.email, id: o.id });
+      const mem = await app.services.users.createUser({ email: `member-${slug}@example.com`, password: PASSWORD });
+      await app.services.users.addMember(org, mem.id, 'member');
+      member.email = mem.email;
+
+      const categories = ['data_access', 'erasure', 'rectification', 'consent_withdrawal', 'complaint', 'objection'];
+      const statuses = ['in_progress', 'on_hold', 'resolved', 'closed'];
+      for (let i = 0; i < 24; i++) {
+        offsetMs += DAY / 2;
+        const g = await request('POST', '/grievance', withKey(adminKey), {
+          client_user_id: `user-${100 + (i % 7)}`,
+          subject: ['Copy of my data', 'Delete my account', 'Wrong address on file', 'Stop marketing messages', 'Who did you share my data with?', 'Correct my name'][i % 6],
+          description: 'Please act on this request within the time the law allows.',
+          category: categories[i % categories.length],
+        });
+        expect(g.status).toBe(201);
+        if (i % 3 !== 0) await request('PUT', `/grievance/${g.json.ticket_id}`, withKey(adminKey), { status: statuses[i % statuses.length] });
+      }
+      const relationships = ['spouse', 'parent', 'legal_guardian', 'power_of_attorney'];
+      for (let i = 0; i < 8; i++) {
+        const n = await request('POST', '/nominee', withKey(adminKey), {
+          user_id: `user-${100 + i}`,
+          nominee_name: ['Asha Rao', 'Vikram Mehta', 'Leela Iyer', 'Kabir Shah'][i % 4],
+          nominee_email: `nominee${i}@example.com`,
+          nominee_mobile: `98765432${10 + i}`,
+          relationship: relationships[i % 4],
+          purpose_of_appointment: 'Acts for the data principal if they cannot',
+        });
+        expect(n.status).toBe(201);
+        if (i % 3 === 1) await request('PUT', `/nominee/${n.json.id}`, withKey(adminKey), { status: 'verified' });
+      }
+      const asset = await request('POST', '/api/v1/assets', withKey(adminKey), { name: 'Patient app', kind: 'mobile_app' });
+      await request('POST', '/api/v1/assets', withKey(adminKey), { name: 'Clinic front desk', kind: 'offline' });
+      const points = [];
+      for (const [name, purposes] of [
+        ['Registration', [{ name: 'Account', description: 'Create and run your account', required: true }, { name: 'Reminders', description: 'Appointment reminders by SMS' }]],
+        ['Newsletter', [{ name: 'Health tips', description: 'A monthly email' }]],
+      ] as const) {
+        const cp = await request('POST', '/api/v1/collection-points', withKey(adminKey), { asset_id: asset.json.id, name, notice: `We use your details for ${name.toLowerCase()}.`, purposes });
+        expect(cp.status).toBe(201);
+        points.push(cp.json);
+      }
+      for (let i = 0; i < 30; i++) {
+        offsetMs += DAY / 3;
+        const point = points[i % 2];
+        const link = await request('POST', '/api/v1/external/public/consent-link', withKey(adminKey), {
+          asset_id: asset.json.id,
+          collection_point_id: point.id,
+          phone: `+9198765${String(43000 + i).padStart(5, '0')}`,
+          dp_id: `user-${100 + i}`,
+          expiry_hours: 12,
+        });
+        expect(link.status).toBe(201);
+        if (i % 3 !== 2) {
+          const consent = await request('POST', `/consent/${point.id}/consent`, withKey(adminKey), {
+            dp_id: `user-${100 + i}`,
+            event_id: link.json.event_id,
+            purposes: point.purposes.map((p: { id: string }, k: number) => ({ id: p.id, granted: k === 0 || i % 2 === 0 })),
+          });
+          expect(consent.status).toBe(201);
+        }
+      }
+      offsetMs = 0;
+    }
+
+    beforeAll(async () => {
+      store = await createScratchStore();
+      const db = await store.open();
+      app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), db, clock, logger: false, messageProvider: provider });
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      port = (app.server.address() as AddressInfo).port;
+      slug = uniqueSlug('d');
+      origin = `http://${slug}.localhost:${port}`;
+      await seed();
+      browser = await launchChromium();
+      mkdirSync(SHOTS, { recursive: true });
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await app?.close();
+      await store?.drop();
+    });
+
+    interface Visit {
+      context: BrowserContext;
+      page: Page;
+      problems: string[];
+    }
+    async function open(options: { width?: number; height?: number } = {}): Promise<Visit> {
+      const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 }, locale: 'en-GB', timezoneId: 'Asia/Kolkata' });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+      const page = await context.newPage();
+      // Fail on the step that is stuck, well before the test's own timeout.
+      page.setDefaultTimeout(8_000);
+      return { context, page, problems: collectProblems(page) };
+    }
+    async function signIn(v: Visit, email: string) {
+      await v.page.goto(`${origin}/`);
+      await v.page.getByLabel('Email').fill(email);
+      await v.page.getByLabel('Password').fill(PASSWORD);
+      await v.page.getByRole('button', { name: 'Sign in' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    }
+    const shot = (v: Visit, name: string) => v.page.screenshot({ path: `${SHOTS}/dashboard-${name}.png`, fullPage: true });
+    const heading = (v: Visit) => v.page.getByRole('heading', { level: 1 }).first().textContent();
+
+    test('sign in with the keyboard; the session survives a reload; wrong password and sign-out', async () => {
+      const v = await open();
+      await v.page.goto(`${origin}/`);
+      expect(await heading(v)).toBe(`Sign in to ${slug}`);
+      await shot(v, '01-sign-in');
+      // Keyboard only: the email field is the first stop.
+      await v.page.keyboard.press('Tab');
+      await v.page.keyboard.type(owner.email);
+      await v.page.keyboard.press('Tab');
+      await v.page.keyboard.type('not the password');
+      await v.page.keyboard.press('Enter');
+      await v.page.getByText('The email or the password is wrong.').waitFor();
+      await v.page.getByLabel('Password').fill(PASSWORD);
+      await v.page.keyboard.press('Enter');
+      await v.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      // The refresh token is HttpOnly: page scripts see only the CSRF cookie.
+      expect(await v.page.evaluate(() => document.cookie)).toMatch(/^assent_csrf=[A-Za-z0-9_-]{43}$/);
+      const cookies = await v.context.cookies();
+      expect(cookies.find((c) => c.name === 'assent_refresh')).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/auth/browser' });
+
+      await v.page.getByRole('figure').first().waitFor();
+      expect(await v.page.getByText('Open tickets').count()).toBeGreaterThan(0);
+      await shot(v, '02-overview');
+
+      await v.page.reload();
+      await v.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      expect(await v.page.getByText(owner.email).count()).toBe(1);
+
+      await v.page.getByRole('button', { name: 'Sign out' }).click();
+      await v.page.getByRole('button', { name: 'Sign in' }).waitFor();
+      await v.page.reload();
+      await v.page.getByRole('button', { name: 'Sign in' }).waitFor();
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('generate an API key (shown once, copied), use it over HTTP, revoke it after a confirmation', async () => {
+      const v = await open();
+      await signIn(v, owner.email);
+      await v.page.getByRole('link', { name: 'API keys' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+      await v.page.getByLabel('Name').fill('billing server');
+      await v.page.getByLabel('grievances: grievance tickets').check();
+      await v.page.getByRole('button', { name: 'Generate key' }).click();
+      const key = (await v.page.getByTestId('new-api-key').textContent())!;
+      expect(key).toMatch(/^ask_live_[0-9A-Za-z]{32}$/);
+      expect(await v.page.getByText('Copy this key now: it will not be shown again.').count()).toBe(1);
+      await v.page.getByRole('button', { name: 'Copy', exact: true }).click();
+      await v.page.getByText('Copied to the clipboard.').waitFor();
+      expect(await v.page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+      await shot(v, '03-api-key-generated');
+
+      const used = await request('GET', '/grievance/user/user-100', withKey(key));
+      expect(used.status).toBe(200);
+      expect(used.json.length).toBeGreaterThan(0);
+      expect((await request('GET', '/nominee/user/user-100', withKey(key))).status).toBe(403);
+
+      await v.page.getByRole('button', { name: 'I have stored it' }).click();
+      await v.page.getByRole('cell', { name: 'billing server', exact: true }).waitFor();
+      expect(await v.page.getByText(key).count()).toBe(0);
+      await v.page.getByRole('button', { name: 'Revoke billing server' }).click();
+      const dialog = v.page.getByRole('dialog', { name: 'Revoke billing server?' });
+      await dialog.waitFor();
+      await shot(v, '04-api-key-revoke');
+      await dialog.getByRole('button', { name: 'Revoke' }).click();
+      await v.page.getByText('billing server was revoked.').waitFor();
+      expect((await request('GET', '/grievance/user/user-100', withKey(key))).status).toBe(401);
+      await shot(v, '05-api-keys');
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('a ticket filed through the API is resolved in the UI, with a note in its history', async () => {
+      const filed = await request('POST', '/grievance', withKey(adminKey), {
+        client_user_id: 'user-e2e',
+        subject: 'Erase my records',
+        description: 'I closed my account; erase what you hold about me.',
+        category: 'erasure',
+      });
+      expect(filed.status).toBe(201);
+      const ticketId: string = filed.json.ticket_id;
+
+      const v = await open();
+      await signIn(v, owner.email);
+      await v.page.getByRole('link', { name: 'Grievances' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Grievances' }).waitFor();
+      await shot(v, '06-grievances');
+      await v.page.getByLabel('User').fill('user-e2e');
+      await v.page.getByRole('button', { name: 'Apply filters' }).click();
+      await v.page.getByText('1–1 of 1').waitFor();
+      await v.page.getByRole('link', { name: ticketId }).click();
+      await v.page.getByRole('heading', { level: 1, name: `${ticketId}: Erase my records` }).waitFor();
+      await v.page.getByLabel('New status').selectOption('resolved');
+      await v.page.getByLabel('Note for the history').fill('Records erased from the CRM and the mailing list.');
+      await v.page.getByRole('button', { name: 'Change status' }).click();
+      await v.page.getByText('The ticket is now Resolved.').waitFor();
+      await v.page.getByText('Records erased from the CRM and the mailing list.').waitFor();
+      await shot(v, '07-grievance');
+
+      const history = await request('GET', `/grievance/${ticketId}/history`, withKey(adminKey));
+      expect(history.json.at(-1)).toEqual({
+        status: 'resolved',
+        previous_status: 'open',
+        changed_at: expect.any(String),
+        actor: { type: 'user', id: owner.id },
+        note: 'Records erased from the CRM and the mailing list.',
+      });
+      // Sorting is in the address bar and survives a reload.
+      await v.page.goto(`${origin}/grievances`);
+      await v.page.getByRole('button', { name: /Sort by Updated/ }).click();
+      await v.page.waitForURL(/sort=updated_at&order=desc/);
+      await v.page.reload();
+      await v.page.getByRole('columnheader', { name: /Updated/ }).and(v.page.locator('[aria-sort="descending"]')).waitFor();
+      expect(await v.page.getByRole('row').nth(1).getByRole('link').textContent()).toBe(ticketId);
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('generate a consent link, copy it, and find it in the history with the summaries', async () => {
+      const v = await open();
+      await signIn(v, owner.email);
+      await v.page.getByRole('link', { name: 'Consent links' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Consent links' }).waitFor();
+      await v.page.getByLabel('Asset').selectOption({ label: 'Patient app' });
+      await v.page.getByRole('heading', { name: 'By collection point' }).waitFor();
+      await shot(v, '08-consent-history');
+      const before = Number((await v.page.locator('.stat', { hasText: 'Links' }).locator('.stat-value').textContent())!.replace(/\D/g, ''));
+
+      await v.page.getByRole('link', { name: 'Generate a link' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Generate a link' }).waitFor();
+      await v.page.getByLabel('Asset').selectOption({ label: 'Patient app' });
+      await v.page.getByLabel('Collection point', { exact: true }).selectOption({ label: 'CP002 · Newsletter' });
+      await v.page.getByLabel('Phone').fill('12345');
+      await v.page.getByRole('button', { name: 'Generate link' }).click();
+      // The API's details show next to the field.
+      await v.page.getByText('must be E.164 (+ then 8-15 digits) or a 10-digit national number').waitFor();
+      await v.page.getByLabel('Phone').fill('9123456789');
+      await v.page.getByLabel('Data principal id').fill('user-link-e2e');
+      await v.page.getByLabel('Valid for (hours)').fill('6');
+      await v.page.getByRole('button', { name: 'Generate link' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'The link is ready' }).waitFor();
+      const link = (await v.page.locator('code.link-value').textContent())!;
+      expect(link).toMatch(new RegExp(`^http://${slug}\\.localhost:3000/c/[0-9A-Za-z]{32}$`));
+      await v.page.getByRole('button', { name: 'Copy', exact: true }).click();
+      expect(await v.page.evaluate(() => navigator.clipboard.readText())).toBe(link);
+      await shot(v, '09-consent-link-generated');
+
+      await v.page.getByRole('link', { name: 'See it in the history' }).click();
+      await v.page.getByRole('cell', { name: '+********6789' }).waitFor();
+      expect(await v.page.locator('.stat', { hasText: 'Links' }).locator('.stat-value').textContent()).toBe('1');
+      await v.page.getByRole('button', { name: 'Clear' }).click();
+      await v.page.getByText(`of ${(before + 1).toLocaleString('en')}`).waitFor();
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('every other page renders (nominees, assets, a collection point, members, audit log)', async () => {
+      const v = await open();
+      await signIn(v, owner.email);
+      await v.page.getByRole('link', { name: 'Nominees' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Nominees' }).waitFor();
+      await v.page.getByRole('button', { name: /^Verify Asha Rao/, disabled: false }).first().click();
+      await v.page.getByText('Asha Rao is verified.').waitFor();
+      await shot(v, '10-nominees');
+
+      await v.page.getByRole('link', { name: 'Assets and collection points' }).click();
+      await v.page.getByRole('link', { name: 'Patient app' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Patient app' }).waitFor();
+      await shot(v, '11-asset');
+      await v.page.getByRole('link', { name: 'CP001' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'CP001 · Registration' }).waitFor();
+      await v.page.getByRole('button', { name: 'Add a purpose' }).click();
+      await v.page.getByRole('group', { name: 'Purpose 3' }).getByLabel('Purpose', { exact: true }).fill('Research');
+      await v.page.getByRole('button', { name: 'Save' }).click();
+      await v.page.getByText('Notice version: 2').waitFor();
+      await shot(v, '12-collection-point');
+
+      await v.page.getByRole('link', { name: 'Members' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Members' }).waitFor();
+      await shot(v, '13-members');
+      await v.page.getByRole('link', { name: 'Audit log' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+      await v.page.getByLabel('Action').selectOption('collection_point.updated');
+      await v.page.getByRole('button', { name: 'Apply filters' }).click();
+      await v.page.getByText('1–1 of 1').waitFor();
+      await shot(v, '14-audit-log');
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test("a member's view is read-only: no keys, members or consent links; no status change", async () => {
+      const v = await open();
+      await signIn(v, member.email);
+      expect(await v.page.getByText('Your role (member) can read everything here but change nothing.').count()).toBe(1);
+      const nav = v.page.getByRole('navigation', { name: 'Dashboard' });
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Grievances', 'Nominees', 'Assets and collection points']);
+      await nav.getByRole('link', { name: 'Grievances' }).click();
+      await v.page.getByRole('row').nth(1).getByRole('link').click();
+      await v.page.getByRole('heading', { level: 2, name: 'History' }).waitFor();
+      expect(await v.page.getByRole('button', { name: 'Change status' }).count()).toBe(0);
+      await shot(v, '15-member-ticket');
+      await v.page.goto(`${origin}/settings/api-keys`);
+      await v.page.getByText('Your role does not allow this.').waitFor();
+      await nav.getByRole('link', { name: 'Nominees' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Nominees' }).waitFor();
+      expect(await v.page.getByRole('button', { name: /^Verify/ }).count()).toBe(0);
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('at phone width the navigation is a menu, and table rows are cards that fit the screen', async () => {
+      const v = await open({ width: 390, height: 844 });
+      await signIn(v, owner.email);
+      await shot(v, '16-phone-overview');
+      const nav = v.page.getByRole('navigation', { name: 'Dashboard' });
+      expect(await nav.isVisible()).toBe(false);
+      await v.page.getByRole('button', { name: 'Menu' }).click();
+      await nav.getByRole('link', { name: 'Grievances' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Grievances' }).waitFor();
+      expect(await nav.isVisible()).toBe(false);
+      // Nothing scrolls sideways; each cell is labelled with its column.
+      expect(await v.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+      const cell = v.page.getByRole('row').nth(1).locator('td').first();
+      expect(await cell.evaluate((td) => getComputedStyle(td, '::before').content)).toBe('"Ticket"');
+      // Sorting stays available: the sortable headers remain as buttons.
+      expect(await v.page.getByRole('button', { name: /Sort by Created/ }).isVisible()).toBe(true);
+      await shot(v, '17-phone-grievances');
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('the bare domain asks which organization, and sends you there', async () => {
+      const v = await open();
+      await v.page.goto(`http://localhost:${port}/`);
+      expect(await heading(v)).toBe('Which organization?');
+      await v.page.getByLabel('Organization').fill(slug);
+      await v.page.getByRole('button', { name: 'Continue' }).click();
+      await v.page.waitForURL(`${origin}/`);
+      await v.page.getByRole('button', { name: 'Sign in' }).waitFor();
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+  },
+);

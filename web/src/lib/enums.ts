@@ -1,0 +1,32 @@
+// The API's value lists, as the dashboard offers them (the API refuses anything else with a 400).
+export const GRIEVANCE_STATUSES = ['open', 'in_progress', 'on_hold', 'resolved', 'rejected', 'closed'] as const;
+export const GRIEVANCE_CATEGORIES = ['data_access', 'rectification', 'erasure', 'consent_withdrawal', 'nomination', 'data_portability', 'objection', 'complaint', 'other'] as const;
+export const NOMINEE_STATUSES = ['pending', 'verified', 'rejected'] as const;
+export const RELATIONSHIPS = ['spouse', 'parent', 'child', 'sibling', 'legal_guardian', 'power_of_attorney', 'other'] as const;
+export const ROLES = ['owner', 'admin', 'member'] as const;
+export const SCOPES = ['admin', 'grievances', 'nominees', 'consent'] as const;
+export const ASSET_KINDS = ['website', 'mobile_app', 'call_center', 'offline', 'other'] as const;
+export const AUDIT_ACTIONS = [
+  'grievance.created',
+  'grievance.updated',
+  'grievance.status_changed',
+  'nominee.created',
+  'nominee.updated',
+  'nominee.deleted',
+  'nominee.verified',
+  'nominee.rejected',
+  'asset.created',
+  'asset.updated',
+  'collection_point.created',
+  'collection_point.updated',
+  'consent_link.created',
+  'consent_link.regenerated',
+  'consent.recorded',
+  'consent.withdrawn',
+  'api_key.created',
+  'api_key.revoked',
+  'member.added',
+  'member.role_changed',
+  'member.removed',
+] as const;
+export const PAGE_SIZES = [25, 50, 100, 200] as const;

@@ -1,0 +1,140 @@
+// One ticket: its details, a status change with a note (owners and admins), and its history.
+import { useState } from 'react';
+import { Link } from 'wouter';
+import { api, call } from '../api/client';
+import { canChange, useSession } from '../api/use-session';
+import { StatusBadge } from '../components/Badge';
+import { Field, FormError } from '../components/fields';
+import { Notice } from '../components/Notice';
+import { DataState } from '../components/states';
+import { label, useMessages } from '../i18n';
+import type { GrievanceWithHistory } from '../api/types';
+import { GRIEVANCE_STATUSES } from '../lib/enums';
+import { formatDateTime, shortId } from '../lib/format';
+import { useAction } from '../lib/use-action';
+import { useApi } from '../lib/use-api';
+import { useTitle } from '../lib/use-title';
+import { PAGES } from '../routes';
+
+export default function GrievancePage({ ticketId }: { ticketId: string }) {
+  const m = useMessages();
+  const session = useSession();
+  useTitle(ticketId, session.organization.name);
+  const ticket = useApi(() => call(api.GET('/api/v1/grievances/{ticket_id}', { params: { path: { ticket_id: ticketId } } })), [ticketId]);
+  const [changed, setChanged] = useState<string | null>(null);
+
+  return (
+    <section>
+      <p>
+        <Link href={PAGES.grievances}>← {m.grievances.back}</Link>
+      </p>
+      <DataState loaded={ticket}>
+        {(g) => (
+          <>
+            <h1>
+              {g.ticket_id}: {g.subject}
+            </h1>
+            <Notice>{changed}</Notice>
+            <dl className="details">
+              <dt>{m.common.status}</dt>
+              <dd>
+                <StatusBadge status={g.status} />
+              </dd>
+              <dt>{m.grievances.category}</dt>
+              <dd>{label(m.labels.category, g.category)}</dd>
+              <dt>{m.grievances.user}</dt>
+              <dd>
+                <code>{g.client_user_id}</code>
+              </dd>
+              {g.user_id ? (
+                <>
+                  <dt>{m.grievances.internalUser}</dt>
+                  <dd>
+                    <code>{g.user_id}</code>
+                  </dd>
+                </>
+              ) : null}
+              <dt>{m.common.created}</dt>
+              <dd>{formatDateTime(g.created_at)}</dd>
+              <dt>{m.common.updated}</dt>
+              <dd>{formatDateTime(g.updated_at)}</dd>
+              {g.attachment_url ? (
+                <>
+                  <dt>{m.grievances.attachment}</dt>
+                  <dd>
+                    <a href={g.attachment_url} rel="noopener noreferrer nofollow" target="_blank">
+                      {g.attachment_url}
+                    </a>
+                  </dd>
+                </>
+              ) : null}
+            </dl>
+            <h2>{m.grievances.description}</h2>
+            <p className="prose">{g.description}</p>
+
+            {canChange(session) ? (
+              <StatusForm
+                key={g.status}
+                ticket={g}
+                onChanged={(status) => {
+                  setChanged(m.grievances.statusChanged(label(m.labels.status, status)));
+                  ticket.reload();
+                }}
+              />
+            ) : null}
+
+            <h2>{m.grievances.history}</h2>
+            <ol className="timeline">
+              {g.history.map((h, i) => (
+                <li key={`${h.changed_at}-${i}`}>
+                  <strong>{m.grievances.historyEntry(h.previous_status ? label(m.labels.status, h.previous_status) : null, label(m.labels.status, h.status))}</strong>{' '}
+                  <time dateTime={h.changed_at}>{formatDateTime(h.changed_at)}</time>{' '}
+                  <span className="muted">
+                    {m.grievances.by} {h.actor.id === session.user.id ? session.user.email : `${label(m.labels.actor, h.actor.type)} ${shortId(h.actor.id)}`}
+                  </span>
+                  {h.note ? <p className="note">{h.note}</p> : null}
+                </li>
+              ))}
+            </ol>
+          </>
+        )}
+      </DataState>
+    </section>
+  );
+}
+
+function StatusForm({ ticket, onChanged }: { ticket: GrievanceWithHistory; onChanged: (status: string) => void }) {
+  const m = useMessages();
+  const [status, setStatus] = useState<string>(ticket.status === 'open' ? 'in_progress' : 'resolved');
+  const [note, setNote] = useState('');
+  const { busy, error, onSubmit } = useAction(async () => {
+    const body = { status: status as (typeof GRIEVANCE_STATUSES)[number], ...(note.trim() ? { note } : {}) };
+    await call(api.POST('/api/v1/grievances/{ticket_id}/status', { params: { path: { ticket_id: ticket.ticket_id } }, body }));
+    setNote('');
+    onChanged(status);
+  });
+
+  return (
+    <form className="card form" onSubmit={onSubmit()} noValidate>
+      <h2>{m.grievances.changeStatus}</h2>
+      <FormError error={error} fields={['status', 'note']} />
+      <Field label={m.grievances.newStatus} field="status" error={error}>
+        {(ids) => (
+          <select {...ids} value={status} onChange={(e) => setStatus(e.target.value)}>
+            {GRIEVANCE_STATUSES.filter((s) => s !== ticket.status).map((s) => (
+              <option key={s} value={s}>
+                {label(m.labels.status, s)}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label={m.grievances.note} field="note" error={error} hint={m.grievances.noteHint}>
+        {(ids) => <textarea {...ids} rows={3} maxLength={2000} value={note} onChange={(e) => setNote(e.target.value)} />}
+      </Field>
+      <button type="submit" className="button primary" disabled={busy}>
+        {busy ? m.common.saving : m.grievances.submitStatus}
+      </button>
+    </form>
+  );
+}
