@@ -49,6 +49,7 @@ function buildServer() {
 function precompress(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = `${dir}/${entry.name}`;
+    if (entry.name.startsWith('.')) continue; // .vite/manifest.json is never served
     if (entry.isDirectory()) precompress(path);
     else if (/\.(js|css|html|svg|json)$/.test(entry.name) && statSync(path).size > 1024) {
       const data = readFileSync(path);
@@ -59,6 +60,9 @@ function precompress(dir) {
 }
 
 async function buildWeb() {
+  // A production bundle whatever the caller's NODE_ENV (vitest sets "test", which would give React's
+  // development build, twice the size).
+  process.env.NODE_ENV = 'production';
   // Loaded here: an install without dev dependencies can still build the server.
   const { build } = await import('vite');
   return swapIn(`${root}web/dist`, async (out) => {

@@ -21,7 +21,7 @@ export async function serve(config: Config): Promise<void> {
   const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
   app.log.info(
     { store: where, migrations: store.migration.applied },
-    `Assent listening: organizations at ${config.publicUrl.protocol}//<slug>.${config.publicUrl.host}, API reference at ${config.publicUrl.origin}/docs`,
+    `Assent listening: organizations (API and dashboard) at ${config.publicUrl.protocol}//<slug>.${config.publicUrl.host}/, API reference at ${config.publicUrl.origin}/docs`,
   );
 
   let stopping = false;

@@ -18,6 +18,8 @@ export default defineConfig({
     target: 'es2022',
     sourcemap: false,
     reportCompressedSize: false,
+    // web/dist/.vite/manifest.json: which chunks each page needs (scripts/web-size.mjs reads it; never served).
+    manifest: true,
   },
   server: {
     port: 5173,

@@ -234,8 +234,18 @@ describe.skipIf(!hasChromium || !built)(
       await v.page.getByRole('button', { name: 'I have stored it' }).click();
       await v.page.getByRole('cell', { name: 'billing server', exact: true }).waitFor();
       expect(await v.page.getByText(key).count()).toBe(0);
-      await v.page.getByRole('button', { name: 'Revoke billing server' }).click();
+      // The confirmation is a real modal: Escape cancels it and focus goes back to the button.
+      const revoke = v.page.getByRole('button', { name: 'Revoke billing server' });
+      await revoke.focus();
+      await v.page.keyboard.press('Enter');
       const dialog = v.page.getByRole('dialog', { name: 'Revoke billing server?' });
+      await dialog.waitFor();
+      expect(await v.page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+      await v.page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      expect(await revoke.evaluate((b) => b === document.activeElement)).toBe(true);
+      expect((await request('GET', '/grievance/user/user-100', withKey(key))).status).toBe(200);
+      await revoke.click();
       await dialog.waitFor();
       await shot(v, '04-api-key-revoke');
       await dialog.getByRole('button', { name: 'Revoke' }).click();
