@@ -270,6 +270,8 @@ describe.skipIf(!hasChromium || !built)(
       await signIn(v, owner.email);
       await v.page.getByRole('link', { name: 'Grievances' }).click();
       await v.page.getByRole('heading', { level: 1, name: 'Grievances' }).waitFor();
+      // Following a link moves focus to the new page's content, as a page load would.
+      expect(await v.page.evaluate(() => document.activeElement?.id)).toBe('main');
       await shot(v, '06-grievances');
       await v.page.getByLabel('User').fill('user-e2e');
       await v.page.getByRole('button', { name: 'Apply filters' }).click();

@@ -1,6 +1,6 @@
 // The frame of every signed-in page: a skip link, the organization and the user, sign-out, and the
 // navigation (what the role may open), which folds into a menu button at phone width.
-import { useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { signOut } from '../api/session';
 import { canChange, useSession } from '../api/use-session';
@@ -15,6 +15,14 @@ export function Layout({ children }: { children: ReactNode }) {
   const [menuOpenOn, setMenuOpenOn] = useState<string | null>(null);
   const menuOpen = menuOpenOn === location;
   const manager = canChange(session);
+  // After following a link, focus moves to the new page's content, as a full page load would do for a
+  // screen reader or keyboard user (not on the first load: the browser starts at the top).
+  const main = useRef<HTMLElement>(null);
+  const loaded = useRef(false);
+  useEffect(() => {
+    if (loaded.current) main.current?.focus();
+    loaded.current = true;
+  }, [location]);
 
   const items: { href: string; text: string; show: boolean }[] = [
     { href: PAGES.overview, text: m.nav.overview, show: true },
@@ -63,7 +71,7 @@ export function Layout({ children }: { children: ReactNode }) {
           </>
         ) : null}
       </nav>
-      <main id="main" tabIndex={-1}>
+      <main id="main" tabIndex={-1} ref={main}>
         {session.role === 'member' ? <p className="readonly">{m.app.readOnly}</p> : null}
         {children}
       </main>
