@@ -1,21 +1,16 @@
 // The consent page in a real browser (Debian chromium driven by playwright-core): a phone-sized window
 // walks the flow (open, switch language, send code, enter it with the keyboard, choose, confirmation)
 // against a real server, with no CSP violation, and saves screenshots under test-results/screenshots/.
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import type { MessageProvider, OutgoingMessage } from '../../src/platform/messaging/index.js';
-import { createScratchStore, type ScratchStore } from '../support/store.js';
 import { uniqueSlug } from '../support/app.js';
-import { CHROMIUM, collectProblems, hasChromium, launchChromium, SHOTS } from '../support/browser.js';
+import { CHROMIUM, collectProblems, hasChromium, SHOTS, startBrowserServer, type BrowserServer } from '../support/browser.js';
 
 
 describe.skipIf(!hasChromium)(`consent page in a real browser (skipped when ${CHROMIUM} is missing: apt-get install -y chromium)`, () => {
-  let store: ScratchStore;
+  let server: BrowserServer;
   let app: FastifyInstance;
   let browser: Browser;
   let port: number;
@@ -23,19 +18,10 @@ describe.skipIf(!hasChromium)(`consent page in a real browser (skipped when ${CH
   const provider: MessageProvider = { name: 'memory', send: async (m) => void sent.push(m) };
 
   beforeAll(async () => {
-    store = await createScratchStore();
-    const db = await store.open();
-    app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), db, logger: false, messageProvider: provider });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    port = (app.server.address() as AddressInfo).port;
-    browser = await launchChromium();
-    mkdirSync(SHOTS, { recursive: true });
+    server = await startBrowserServer({ messageProvider: provider });
+    ({ app, browser, port } = server);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-    await store?.drop();
-  });
+  afterAll(() => server?.close());
 
   test('walks the flow on a phone-sized screen', async () => {
     const slug = uniqueSlug('b');

@@ -3,20 +3,16 @@
 // API key and use it; resolve a ticket filed through the API; generate a consent link and find it in the
 // history; a member's read-only view; a phone-sized screen. No CSP violation or script error anywhere.
 // A screenshot of every page goes to test-results/screenshots/dashboard-*.png.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/platform/clock.js';
 import type { MessageProvider } from '../../src/platform/messaging/index.js';
 import { DEFAULT_WEB_DIR } from '../../src/features/dashboard/index.js';
-import { createScratchStore, type ScratchStore } from '../support/store.js';
 import { uniqueSlug } from '../support/app.js';
-import { CHROMIUM, collectProblems, hasChromium, launchChromium, SHOTS } from '../support/browser.js';
+import { CHROMIUM, collectProblems, hasChromium, SHOTS, startBrowserServer, type BrowserServer } from '../support/browser.js';
 
 const PASSWORD = 'correct horse battery staple';
 const DAY = 86_400_000;
@@ -25,7 +21,7 @@ const built = existsSync(`${DEFAULT_WEB_DIR}/index.html`);
 describe.skipIf(!hasChromium || !built)(
   `dashboard in a real browser (skipped when ${CHROMIUM} is missing: apt-get install -y chromium; or web/dist is not built: npm run build)`,
   () => {
-    let store: ScratchStore;
+    let server: BrowserServer;
     let app: FastifyInstance;
     let browser: Browser;
     let port: number;
@@ -134,22 +130,13 @@ describe.skipIf(!hasChromium || !built)(
     }
 
     beforeAll(async () => {
-      store = await createScratchStore();
-      const db = await store.open();
-      app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), db, clock, logger: false, messageProvider: provider });
-      await app.listen({ host: '127.0.0.1', port: 0 });
-      port = (app.server.address() as AddressInfo).port;
+      server = await startBrowserServer({ clock, messageProvider: provider });
+      ({ app, browser, port } = server);
       slug = uniqueSlug('d');
       origin = `http://${slug}.localhost:${port}`;
       await seed();
-      browser = await launchChromium();
-      mkdirSync(SHOTS, { recursive: true });
     });
-    afterAll(async () => {
-      await browser?.close();
-      await app?.close();
-      await store?.drop();
-    });
+    afterAll(() => server?.close());
 
     interface Visit {
       context: BrowserContext;

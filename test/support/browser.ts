@@ -1,7 +1,13 @@
 // Browser tests: Debian's chromium (never a downloaded browser) started headless with the flags this
-// machine's closed network needs, and a collector of what a page reports as broken.
-import { existsSync } from 'node:fs';
+// machine's closed network needs, a real server for it to drive, and a collector of what a page
+// reports as broken.
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildApp, type AppDeps } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createScratchStore } from './store.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const SHOTS = 'test-results/screenshots';
@@ -20,4 +26,31 @@ export function collectProblems(page: Page): string[] {
   page.on('console', (msg) => msg.type() === 'error' && !msg.text().startsWith('Failed to load resource') && problems.push(msg.text()));
   page.on('pageerror', (err) => problems.push(err.message));
   return problems;
+}
+
+export interface BrowserServer {
+  app: FastifyInstance;
+  /** The server's port on 127.0.0.1; organizations answer at http://<slug>.localhost:<port>. */
+  port: number;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** The real app on a fresh scratch store, listening on a free port, and chromium to drive it. */
+export async function startBrowserServer(deps: Pick<AppDeps, 'clock' | 'messageProvider'> = {}): Promise<BrowserServer> {
+  const store = await createScratchStore();
+  const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), db: await store.open(), logger: false, ...deps });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const browser = await launchChromium();
+  mkdirSync(SHOTS, { recursive: true });
+  return {
+    app,
+    port: (app.server.address() as AddressInfo).port,
+    browser,
+    async close() {
+      await browser.close();
+      await app.close();
+      await store.drop();
+    },
+  };
 }
