@@ -41,17 +41,19 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
     dist: { type: 'string' },
+    only: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 
 const USAGE = `Usage: npm run bench -- [--quick] [--store pglite|postgres|all] [--profile]
        [--duration S] [--warmup S] [--connections N] [--orgs N] [--grievances N] [--nominees N] [--links N]
-       [--out FILE.json] [--keep-data] [--dist DIR]
+       [--out FILE.json] [--keep-data] [--dist DIR] [--only TEXT[,TEXT...]]
 PostgreSQL runs too when BENCH_DATABASE_URL is set (postgres://user@host:5432/db, a role that may create
 databases): the run seeds a scratch database of its own beside it and drops it afterwards.
 --quick: small data, 1-second runs, 10 connections (CI). --profile: also profile both servers (node --cpu-prof) per endpoint.
---dist DIR: serve the service from DIR (a build of a proposed change, inside the checkout) instead of dist/.`;
+--dist DIR: serve the service from DIR (a build of a proposed change, inside the checkout) instead of dist/.
+--only: measure only the endpoints whose name contains one of these texts (case-insensitive), e.g. --only user/,POST (for iterating).`;
 
 if (args.help) {
   process.stdout.write(USAGE + '\n');
@@ -381,6 +383,11 @@ interface Measured {
   window: { startUs: number; endUs: number };
   /** Measured a second time because the first window had no response at all. */
   retried?: boolean;
+  /**
+   * CPU time per answered request inside the load window, in microseconds (utime + stime from /proc):
+   * the server process, and the PostgreSQL backends serving its database (null: not readable here).
+   */
+  cpuUs: { server: number | null; database: number | null };
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -388,8 +395,63 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
 
-async function drive(port: number, ep: Endpoint, seconds: number, connections: number, seed: number): Promise<Measured> {
+/** CPU seconds (user + system) a process has used so far, from /proc; null where it cannot be read. */
+function cpuSeconds(pid: number): number | null {
+  try {
+    // Fields after the command name (which may hold spaces): state is the first, utime the 12th, stime the 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** What a load window's CPU is counted on: the server process, and the database's backends (PostgreSQL on this machine). */
+interface CpuProbe {
+  serverPid: number;
+  databasePids?: () => Promise<number[]>;
+}
+
+async function cpuSnapshot(probe: CpuProbe | undefined): Promise<{ server: number | null; database: Map<number, number> | null }> {
+  if (!probe) return { server: null, database: null };
+  const server = cpuSeconds(probe.serverPid);
+  if (!probe.databasePids) return { server, database: null };
+  const database = new Map<number, number>();
+  for (const pid of await probe.databasePids()) {
+    const s = cpuSeconds(pid);
+    if (s === null) return { server, database: null };
+    database.set(pid, s);
+  }
+  return { server, database };
+}
+
+function cpuPerRequestUs(
+  before: Awaited<ReturnType<typeof cpuSnapshot>>,
+  after: Awaited<ReturnType<typeof cpuSnapshot>>,
+  requests: number,
+): Measured['cpuUs'] {
+  if (requests === 0) return { server: null, database: null };
+  const server = before.server !== null && after.server !== null ? ((after.server - before.server) * 1e6) / requests : null;
+  let database: number | null = null;
+  if (before.database && after.database) {
+    // Backends that started inside the window count from zero; those that ended are lost (rare: pools are kept open).
+    let sum = 0;
+    for (const [pid, s] of after.database) sum += s - (before.database.get(pid) ?? 0);
+    database = (sum * 1e6) / requests;
+  }
+  return { server, database };
+}
+
+async function drive(port: number, ep: Endpoint, seconds: number, connections: number, seed: number, probe?: CpuProbe): Promise<Measured> {
   const random = seeded(seed);
+  const cpuBefore = await cpuSnapshot(probe);
   let i = 0;
   let latencies = new Float64Array(1 << 16);
   let n = 0;
@@ -428,6 +490,7 @@ async function drive(port: number, ep: Endpoint, seconds: number, connections: n
     });
   });
   const endUs = Number(process.hrtime.bigint() / 1000n);
+  const cpuAfter = await cpuSnapshot(probe);
   const sorted = latencies.subarray(0, n).sort();
   const non2xx = Object.entries(statuses).reduce((sum, [code, count]) => sum + (Number(code) >= 200 && Number(code) <= 299 ? 0 : count), 0);
   return {
@@ -442,6 +505,7 @@ async function drive(port: number, ep: Endpoint, seconds: number, connections: n
     statuses,
     firstFailure,
     window: { startUs, endUs },
+    cpuUs: cpuPerRequestUs(cpuBefore, cpuAfter, n),
   };
 }
 
@@ -523,6 +587,16 @@ async function scratchDatabase(url: string): Promise<{ url: string; drop(): Prom
   };
 }
 
+/** Lists the PostgreSQL backends connected to one database (through a connection to another one). */
+async function backendLister(adminUrl: string, database: string): Promise<{ list(): Promise<number[]>; close(): Promise<void> }> {
+  const { default: postgres } = await import('postgres');
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connection: { application_name: 'assent-bench-probe' } });
+  return {
+    list: async () => (await admin<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${database}`).map((r) => r.pid),
+    close: () => admin.end({ timeout: 5 }),
+  };
+}
+
 async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): Promise<StoreResult> {
   const before = os.loadavg();
   const scratch = kind === 'postgres' ? await scratchDatabase(benchDatabaseUrl!) : null;
@@ -531,6 +605,8 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
       ? { kind, dataDir: mkdtempSync(join(os.tmpdir(), 'assent-bench-')), databaseUrl: null }
       : { kind, dataDir: null, databaseUrl: scratch!.url };
   if (scratch) log(`postgres: scratch database ${new URL(scratch.url).pathname.slice(1)}`);
+  // The database's own CPU per request, where PostgreSQL runs on this machine (it shares the two CPUs).
+  const databasePids = scratch ? await backendLister(benchDatabaseUrl!, new URL(scratch.url).pathname.slice(1)) : null;
   try {
     log(`${kind}: seeding ${opts.orgs} organizations, ${opts.grievances} grievances, ${opts.nominees} nominees, ${opts.links} consent links`);
     // On the embedded store the server holds the data directory: seed first, through the same store, then close it.
@@ -542,7 +618,9 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
     } finally {
       await store.close();
     }
-    const eps = endpoints(data);
+    const only = args.only?.toLowerCase().split(',').filter((t) => t !== '');
+    const eps = endpoints(data).filter((ep) => !only || only.some((t) => ep.name.toLowerCase().includes(t)));
+    if (eps.length === 0) throw new Error(`--only ${args.only}: no endpoint matches`);
     const results: EndpointResult[] = eps.map((ep) => ({
       name: ep.name,
       kind: ep.kind,
@@ -554,6 +632,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
       target: { rps: ep.kind === 'read' ? READ_RPS : WRITE_RPS, p99: ep.kind === 'read' ? READ_P99 : null, met: null },
     }));
     const rss: { server: ServerKind; phase: string; mb: number | null }[] = [];
+    const probeOf = (s: RunningServer): CpuProbe => ({ serverPid: s.pid, databasePids: databasePids?.list });
 
     // Reads, then writes (which add rows: the baseline's reads must see the data the service's saw); in
     // each, the service then the baseline, never both at once.
@@ -574,15 +653,17 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
             r.firstAnswer[server] = first.answer;
             if (first.failure) log(`${kind}: ${server} ${ep.name}: first request failed: ${first.failure}`);
             if (opts.warmup > 0) await drive(s.port, ep, opts.warmup, opts.connections, 1000 + index);
-            let m = await drive(s.port, ep, opts.duration, opts.connections, index);
+            let m = await drive(s.port, ep, opts.duration, opts.connections, index, probeOf(s));
             if (m.requests === 0) {
               // Not one answer inside the window (a stalled server, a busy machine): measure once more, and say so.
               log(`${kind}: ${server} ${ep.name}: no response within ${opts.duration} s; measuring again`);
-              m = { ...(await drive(s.port, ep, opts.duration, opts.connections, index)), retried: true };
+              m = { ...(await drive(s.port, ep, opts.duration, opts.connections, index, probeOf(s))), retried: true };
             }
             r[server] = m;
             log(
               `${kind}: ${server.padEnd(8)} ${ep.name.padEnd(32)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms` +
+                `  CPU/req ${f0(m.cpuUs.server)} µs` +
+                (m.cpuUs.database !== null ? ` + database ${f0(m.cpuUs.database)} µs` : '') +
                 (m.non2xx + m.errors > 0 ? `  non-2xx ${m.non2xx} errors ${m.errors} (${m.firstFailure ?? ''})` : ''),
             );
           }
@@ -623,6 +704,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
       profileNote,
     };
   } finally {
+    await databasePids?.close();
     if (args['keep-data']) log(`${kind}: data kept in ${target.dataDir ?? new URL(target.databaseUrl!).pathname.slice(1)}`);
     else if (target.dataDir) rmSync(target.dataDir, { recursive: true, force: true });
     else await scratch?.drop();
@@ -676,9 +758,17 @@ async function profileServers(target: StoreTarget, eps: Endpoint[], results: End
 
 // ---------------------------------------------------------------------------------------------- report
 
+const f0 = (v: number | undefined | null) => (v === undefined || v === null || Number.isNaN(v) ? '-' : v.toFixed(0));
 const f1 = (v: number | undefined | null) => (v === undefined || v === null || Number.isNaN(v) ? '-' : v.toFixed(1));
 const f2 = (v: number | undefined | null) => (v === undefined || v === null || Number.isNaN(v) ? '-' : v.toFixed(2));
 const int = (v: number | undefined | null) => (v === undefined || v === null || Number.isNaN(v) ? '-' : Math.round(v).toLocaleString('en-US'));
+
+/** `server + database` CPU µs per request of one measured run (older reports have no CPU figures). */
+function cpuCell(m: Measured | null | undefined, withDb: boolean): string {
+  const c = m?.cpuUs;
+  if (!c) return '-';
+  return withDb ? `${f0(c.server)} + ${f0(c.database)}` : f0(c.server);
+}
 
 function markdown(report: Report): string {
   const out: string[] = [];
@@ -698,17 +788,28 @@ function markdown(report: Report): string {
         `${s.serviceRssMb.peak !== null && s.serviceRssMb.peak < RSS_LIMIT_MB ? 'met' : '**missed**'}); baseline ${f1(s.baselineRssMb.peak)} MB.`,
       '',
     );
-    out.push('| endpoint | service req/s | baseline req/s | ratio | service p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | non-2xx service / baseline | target | met |');
-    out.push('|---|---:|---:|---:|---:|---:|---:|---:|---|---|');
+    const withDb = s.endpoints.some((e) => e.service?.cpuUs?.database != null);
+    out.push(
+      '| endpoint | service req/s | baseline req/s | ratio | service p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | non-2xx service / baseline | ' +
+        `CPU µs/request service / baseline${withDb ? ' (server + database)' : ''} | target | met |`,
+    );
+    out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|');
     for (const e of s.endpoints) {
       const target = `≥ ${Math.round(e.target.rps * 100)}%` + (e.target.p99 !== null ? `, p99 ≤ ${e.target.p99}×` : '');
       out.push(
         `| ${e.name} | ${int(e.service?.rps)} | ${int(e.baseline?.rps)} | ${e.ratio ? `${Math.round(e.ratio.rps * 100)}%` : '-'} | ` +
           `${f2(e.service?.p50)} / ${f2(e.service?.p99)} | ${f2(e.baseline?.p50)} / ${f2(e.baseline?.p99)} | ${e.ratio ? `${f2(e.ratio.p99)}×` : '-'} | ` +
-          `${int((e.service?.non2xx ?? 0) + (e.service?.errors ?? 0))} / ${int((e.baseline?.non2xx ?? 0) + (e.baseline?.errors ?? 0))} | ${target} | ${e.target.met === null ? '-' : e.target.met ? 'yes' : '**no**'} |`,
+          `${int((e.service?.non2xx ?? 0) + (e.service?.errors ?? 0))} / ${int((e.baseline?.non2xx ?? 0) + (e.baseline?.errors ?? 0))} | ` +
+          `${cpuCell(e.service, withDb)} / ${cpuCell(e.baseline, withDb)} | ${target} | ${e.target.met === null ? '-' : e.target.met ? 'yes' : '**no**'} |`,
       );
     }
-    out.push('');
+    out.push(
+      '',
+      'CPU µs/request: CPU time (user + system, from /proc) used inside the load window divided by the answered requests: the server process' +
+        (withDb ? ', and the PostgreSQL backends connected to the benchmark database (they run on the same two CPUs, unpinned).' : '.') +
+        ' Less sensitive to other work on the machine than req/s.',
+      '',
+    );
     const profiled = s.endpoints.filter((e) => e.profile);
     if (profiled.length > 0) {
       out.push(`### Where the time per request goes (${s.store})`, '', s.profileNote ?? '', '');
