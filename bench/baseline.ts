@@ -15,7 +15,7 @@ import { createNomineeService } from '../src/features/nominees/index.js';
 import { createConsentLinkService } from '../src/features/consent-links/service.js';
 import type { CreateGrievanceInput, UpdateGrievanceInput } from '../src/features/grievances/schemas.js';
 import type { CreateNomineeInput } from '../src/features/nominees/schemas.js';
-import type { HistoryQueryInput } from '../src/features/consent-links/schemas.js';
+import type { CreateConsentLinkInput, HistoryQueryInput } from '../src/features/consent-links/schemas.js';
 
 /** The store with its transaction taken away: each statement runs on its own, as the owner. */
 async function openBare(): Promise<Database> {
@@ -82,6 +82,9 @@ async function main(): Promise<void> {
     const query = { ...rest, limit: limit === undefined ? undefined : Number(limit), offset: offset === undefined ? undefined : Number(offset) };
     return consentLinks.history(ctxOf(req.headers.host), query as HistoryQueryInput);
   });
+  app.post<{ Body: CreateConsentLinkInput }>('/api/v1/external/public/consent-link', async (req, reply) =>
+    reply.code(201).send(await consentLinks.create(ctxOf(req.headers.host), req.body)),
+  );
   app.get('/health', async () => ({ status: 'ok' }));
 
   await app.listen({ port: Number(process.env.PORT ?? 3100), host: process.env.HOST ?? '127.0.0.1' });

@@ -268,6 +268,8 @@ interface Endpoint {
   kind: 'read' | 'write';
   /** The i-th request of a run, from a seeded random source (the same sequence for service and baseline). */
   build(random: () => number, i: number): Built;
+  /** Runs once each time a server starts, before the endpoint is measured on it (a login). */
+  prepare?(port: number, server: ServerKind): Promise<void>;
 }
 
 /** mulberry32: a small seeded generator, so both servers get the same requests. */
@@ -319,6 +321,25 @@ function endpoints(data: BenchData): Endpoint[] {
       { name: 'GET history (30-day window)', kind: 'read', build: () => ({ method: 'GET', path: `${base}&from=${encodeURIComponent(from)}`, headers }) },
       { name: `GET history (offset ${deepOffset.toLocaleString('en-US')})`, kind: 'read', build: () => ({ method: 'GET', path: `${base}&offset=${deepOffset}`, headers }) },
     );
+    // The same first page with an owner's Bearer token instead of the key: the service logs in once each
+    // time it starts (the baseline takes no credentials, so its route is the API-key one's).
+    let bearer = '';
+    list.push({
+      name: 'GET history (first page, Bearer)',
+      kind: 'read',
+      prepare: async (port, server) => {
+        if (server === 'baseline') return;
+        const r = await request(port, {
+          method: 'POST',
+          path: '/auth/login',
+          headers: { host: `${c.slug}.localhost`, 'content-type': 'application/json' },
+          body: JSON.stringify(c.owner),
+        });
+        if (r.status !== 200) throw new Error(`logging in as the bench owner: ${r.status} ${r.body.slice(0, 200)}`);
+        bearer = (JSON.parse(r.body) as { access_token: string }).access_token;
+      },
+      build: () => ({ method: 'GET', path: base, headers: { host: headers.host, 'x-org-id': c.slug, authorization: `Bearer ${bearer}` } }),
+    });
   }
   list.push(
     {
@@ -362,6 +383,30 @@ function endpoints(data: BenchData): Endpoint[] {
       },
     },
   );
+  if (c) {
+    // The link itself, without the SMS (send_sms: false): with one, the service's outbox worker would
+    // also deliver about as many messages as links are created, a workload of its own that the bare
+    // route has no counterpart for.
+    list.push({
+      name: 'POST consent-link',
+      kind: 'write',
+      build: (random, i) => {
+        const body = {
+          asset_id: c.assetId,
+          collection_point_id: pick(random, c.pointIds),
+          phone: String(9_000_000_000 + Math.floor(random() * 999_999_999)),
+          dp_id: `dp-bench-${i}`,
+          send_sms: false,
+        };
+        return {
+          method: 'POST',
+          path: '/api/v1/external/public/consent-link',
+          headers: { host: `${c.slug}.localhost`, 'x-api-key': c.adminKey, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        };
+      },
+    });
+  }
   return list;
 }
 
@@ -648,6 +693,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
           for (const [index, ep] of eps.entries()) {
             if (!phase.kinds.includes(ep.kind)) continue;
             const r = results[index]!;
+            await ep.prepare?.(s.port, server);
             const first = await smoke(s.port, ep, index);
             r.smokeFailures[server] = first.failure;
             r.firstAnswer[server] = first.answer;
@@ -733,6 +779,7 @@ async function profileServers(target: StoreTarget, eps: Endpoint[], results: End
       const s = await startServer(server, target, pinning, workDir, dir);
       let m: Measured;
       try {
+        await ep.prepare?.(s.port, server);
         if (opts.warmup > 0) await drive(s.port, ep, opts.warmup, opts.connections, 2000 + index);
         m = await drive(s.port, ep, opts.duration, opts.connections, 3000 + index);
       } finally {

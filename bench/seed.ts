@@ -3,7 +3,7 @@
 // asset of consent links (seedConsentLinks). Used by bench/run.ts before a server starts.
 import type { Database } from '../src/platform/db/types.js';
 import { systemClock } from '../src/platform/clock.js';
-import { createAccountsService } from '../src/features/accounts/index.js';
+import { createAccountsService, createUserService } from '../src/features/accounts/index.js';
 import { GRIEVANCE_CATEGORIES, GRIEVANCE_STATUSES } from '../src/features/grievances/index.js';
 import { RELATIONSHIPS } from '../src/features/nominees/index.js';
 import { seedConsentLinks } from './seed-consent.js';
@@ -32,7 +32,16 @@ export interface BenchOrg {
 
 export interface BenchData {
   orgs: BenchOrg[];
-  consent: { slug: string; assetId: string; adminKey: string; links: number } | null;
+  consent: {
+    slug: string;
+    assetId: string;
+    /** Its collection points: new consent links go to them. */
+    pointIds: string[];
+    adminKey: string;
+    /** An owner of the organization, for the Bearer-authenticated requests (log in first). */
+    owner: { email: string; password: string };
+    links: number;
+  } | null;
   counts: { orgs: number; grievances: number; statusChanges: number; nominees: number; links: number };
   seconds: { orgs: number; grievances: number; nominees: number; links: number; total: number };
 }
@@ -163,7 +172,11 @@ export async function seedBench(db: Database, o: BenchSeedOptions): Promise<Benc
     const slug = orgs[0]!.slug;
     const seeded = await seedConsentLinks(db, { slug, links: o.links, now });
     const admin = await accounts.createApiKey(slug, { scopes: ['admin'], name: 'bench admin' });
-    consent = { slug, assetId: seeded.assetId, adminKey: admin.key, links: o.links };
+    const owner = { email: 'owner@bench.example', password: 'bench-owner-password' };
+    const users = createUserService({ db, clock: systemClock });
+    const user = await users.createUser(owner);
+    await users.addMember(orgs[0]!.id, user.id, 'owner');
+    consent = { slug, assetId: seeded.assetId, pointIds: seeded.pointIds, adminKey: admin.key, owner, links: o.links };
   }
   const t4 = performance.now();
   if (o.links > 0) log(`${o.links.toLocaleString('en-US')} consent links in one asset of ${orgs[0]!.slug} (${((t4 - t3) / 1000).toFixed(1)} s)`);
