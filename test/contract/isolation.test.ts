@@ -2,6 +2,8 @@
 // even for a query that forgets its org_id filter, on both stores.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
+import { storeKind } from '../support/store.js';
+import type { Database } from '../../src/platform/db/types.js';
 import { slugFromHost } from '../../src/platform/auth/tenant-host.js';
 
 let t: TestApp;
@@ -64,6 +66,64 @@ test('RLS: the one-round-trip read (tenantQuery) runs as the same role, sees onl
   expect(owner!.u).not.toBe('assent_app');
   expect(owner!.org).toBeNull();
 });
+
+/** The store again with all tenant work on one connection (PostgreSQL; PGlite is one connection anyway). */
+function oneConnection(): Promise<Database> {
+  return t.store.kind === 'postgres' ? t.store.open({ poolSize: 1, readLanes: 1 }) : Promise.resolve(t.db);
+}
+
+test('RLS: tenant reads queued back to back on one connection each see only their own tenant, failures among them included', async () => {
+  const db = await oneConnection();
+  const a = await t.tenant();
+  const b = await t.tenant();
+  await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: ticket });
+  await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: ticket });
+  await t.call({ method: 'POST', url: '/grievance', org: b, key: b.key, body: ticket });
+  // No org_id filter: only the tenant each read carries can limit what it counts.
+  const read = (orgId: string) =>
+    db.tenantQuery<{ org: string; n: number }>(orgId, "select current_setting('app.org_id') as org, (select count(*)::int from grievances) as n");
+  // All sent in the same tick, so on PostgreSQL they are pipelined on the one connection.
+  const outcomes = await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      i % 3 === 2 ? db.tenantQuery(b.id, 'select 1/0').then(() => 'answered', (e: Error) => e.message) : read(i % 3 === 0 ? a.id : b.id),
+    ),
+  );
+  outcomes.forEach((outcome, i) => {
+    if (i % 3 === 0) expect(outcome).toEqual([{ org: a.id, n: 2 }]);
+    else if (i % 3 === 1) expect(outcome).toEqual([{ org: b.id, n: 1 }]);
+    else expect(outcome).toMatch(/division by zero/);
+  });
+  // And a transaction on the same connection afterwards starts from nothing but its own tenant.
+  expect(await db.tenantTransaction(a.id, (tx) => tx.query("select current_user as u, current_setting('app.org_id') as org"))).toEqual([
+    { u: 'assent_app', org: a.id },
+  ]);
+});
+
+test.runIf(storeKind() === 'postgres')(
+  'RLS: a statement postgres.js sends again after a schema change (outside its transaction) never answers a tenant read or transaction',
+  async () => {
+    const db = await oneConnection();
+    const a = await t.tenant();
+    // A table with no row-level security and a query with no org_id filter: run outside its
+    // transaction, the statement would still answer, and only the tenant read's own check stops it.
+    await t.db.system.exec('create table retry_probe (org_id uuid not null, v int not null); grant select on retry_probe to assent_app');
+    await t.db.system.query('insert into retry_probe values ($1, 1)', [a.id]);
+    const text = 'select v from retry_probe where v > $1';
+    expect(await db.tenantQuery(a.id, text, [0])).toEqual([{ v: 1 }]);
+    expect(await db.tenantTransaction(a.id, (tx) => tx.query(text, [0]))).toEqual([{ v: 1 }]);
+    // The prepared statements now fail with "cached plan must not change result type", which postgres.js
+    // answers by preparing and sending them again, after what was already queued on the connection.
+    await t.db.system.exec('alter table retry_probe alter column v type bigint');
+    // On the read lane the statement is sent again after COMMIT, runs, and answers: the read's own
+    // check (COMMIT came back as ROLLBACK) refuses that answer.
+    await expect(db.tenantQuery(a.id, text, [0])).rejects.toThrow(/not COMMIT/);
+    // In a transaction it is sent again inside the failed transaction, and fails there.
+    await expect(db.tenantTransaction(a.id, (tx) => tx.query(text, [0]))).rejects.toThrow(/cached plan/);
+    // The connections then serve reads as before (int8 comes back as a string).
+    expect(await db.tenantQuery(a.id, text, [0])).toEqual([{ v: '1' }]);
+    expect(await db.tenantTransaction(a.id, (tx) => tx.query(text, [0]))).toEqual([{ v: '1' }]);
+  },
+);
 
 test('§1 tenant from Host: the first label under BASE_DOMAIN, case-insensitive, port ignored', () => {
   expect(slugFromHost('acme.localhost:3000', 'localhost')).toBe('acme');

@@ -16,8 +16,8 @@ export interface ScratchStore {
   kind: StoreKind;
   /** DATABASE_URL for a child process (postgres), or null (pglite: use a data directory instead). */
   url: string | null;
-  /** Opens (another) connection to the same store, migrated. */
-  open(options?: { rls?: boolean }): Promise<Database>;
+  /** Opens (another) connection to the same store, migrated; on PostgreSQL, with these pool sizes (default 4 and 4 read lanes). */
+  open(options?: { rls?: boolean; poolSize?: number; readLanes?: number }): Promise<Database>;
   drop(): Promise<void>;
 }
 
@@ -64,7 +64,7 @@ export async function createScratchStore(): Promise<ScratchStore> {
     kind: 'postgres',
     url: scratch.url,
     async open(options) {
-      const db = await openDatabase({ databaseUrl: scratch.url, dataDir: '', rls: options?.rls, poolSize: 4 });
+      const db = await openDatabase({ databaseUrl: scratch.url, dataDir: '', rls: options?.rls, poolSize: options?.poolSize ?? 4, readLanes: options?.readLanes });
       await migrate(db);
       opened.push(db);
       return db;

@@ -1,4 +1,4 @@
-// Opens the store: embedded PGlite in DATA_DIR by default, PostgreSQL through a pool when DATABASE_URL is set.
+// Opens the store: embedded PGlite in DATA_DIR by default, PostgreSQL through pools when DATABASE_URL is set.
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
@@ -6,13 +6,20 @@ import type { Database, Queryable, ScriptRunner } from './types.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The unprivileged role tenant work runs as: no BYPASSRLS, so row-level security applies. */
+const TENANT_ROLE = 'assent_app';
+
 /**
- * One statement switches to the unprivileged role and sets the tenant, both transaction-local.
- * `set_config('role', …)` is what `SET LOCAL ROLE` does, but as a parameterised statement it can be
- * prepared and pipelined with the query that follows.
+ * PGlite's shared_buffers. PostgreSQL's default (128 MB) is fully resident once warm, which alone puts
+ * the embedded server over 300 MB; 32 MB keeps the hot indexes cached (the rest is the OS page cache's).
  */
-const TENANT_SETUP = "select set_config('role', 'assent_app', true), set_config('app.org_id', $1, true)";
-const TENANT_SETUP_NO_RLS = "select set_config('app.org_id', $1, true)";
+const PGLITE_SHARED_BUFFERS = '32MB';
+
+/**
+ * Read lanes on PostgreSQL (tenantQuery): single-connection clients shared by all requests. Measured on
+ * the 2-CPU development machine (bench/results/), 4 kept PostgreSQL busy without queueing behind each other.
+ */
+const READ_LANES = 4;
 
 export interface OpenOptions {
   /** null: embedded PGlite; a postgres:// URL: that server. */
@@ -21,7 +28,10 @@ export interface OpenOptions {
   dataDir: string;
   /** Row-level security as the second isolation layer (ASSENT_RLS). */
   rls?: boolean;
+  /** Connections of each PostgreSQL pool (system, tenant transactions). */
   poolSize?: number;
+  /** PostgreSQL connections for the one-statement tenant reads (tests use 1 to force sharing). */
+  readLanes?: number;
 }
 
 function assertUuid(orgId: string): void {
@@ -30,19 +40,31 @@ function assertUuid(orgId: string): void {
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   const rls = options.rls ?? true;
-  return options.databaseUrl ? openPostgres(options.databaseUrl, rls, options.poolSize) : openPglite(options.dataDir, rls);
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, rls, options.poolSize, options.readLanes)
+    : openPglite(options.dataDir, rls);
+}
+
+/**
+ * Opens a tenant transaction's scope: the unprivileged role (where the connection does not already
+ * start as it) and the tenant, both transaction-local. One simple-protocol message with the UUID inlined
+ * (it was checked against a strict pattern, so it cannot break out of the literal): on PGlite one call
+ * into the engine instead of a parameterised query's six, on PostgreSQL no row to describe and parse.
+ */
+function tenantScope(orgId: string, switchRole: boolean): string {
+  assertUuid(orgId);
+  return `${switchRole ? `set local role ${TENANT_ROLE}; ` : ''}set local app.org_id = '${orgId}'`;
 }
 
 async function openPglite(dataDir: string, rls: boolean): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir);
+  const pg = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
   const wrap = (q: { query: PGlite['query'] }): Queryable => ({
     async query<T>(text: string, params?: readonly unknown[]) {
       const result = await q.query<T>(text, params as unknown[] | undefined);
       return result.rows;
     },
   });
-  const setup = rls ? TENANT_SETUP : TENANT_SETUP_NO_RLS;
   return {
     kind: 'pglite',
     system: {
@@ -57,16 +79,16 @@ async function openPglite(dataDir: string, rls: boolean): Promise<Database> {
       },
     },
     tenantTransaction(orgId, fn) {
-      assertUuid(orgId);
+      const setup = tenantScope(orgId, rls);
       return pg.transaction(async (tx) => {
-        await tx.query(setup, [orgId]);
+        await tx.exec(setup);
         return fn(wrap(tx));
       });
     },
     tenantQuery<T>(orgId: string, text: string, params?: readonly unknown[]) {
-      assertUuid(orgId);
+      const setup = tenantScope(orgId, rls);
       return pg.transaction(async (tx) => {
-        await tx.query(setup, [orgId]);
+        await tx.exec(setup);
         return wrap(tx).query<T>(text, params);
       });
     },
@@ -74,20 +96,28 @@ async function openPglite(dataDir: string, rls: boolean): Promise<Database> {
   };
 }
 
-async function openPostgres(url: string, rls: boolean, poolSize = 10): Promise<Database> {
-  const sql = postgres(url, {
-    max: poolSize,
-    onnotice: () => {},
-    // timestamptz and friends come back as Date; int8 counts are cast to int in SQL.
-    connection: { application_name: 'assent' },
-  });
-  const wrap = (s: postgres.Sql | postgres.TransactionSql): Queryable => ({
+type Sql = postgres.Sql;
+type Params = postgres.ParameterOrJSON<never>[];
+
+async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes = READ_LANES): Promise<Database> {
+  const common = { onnotice: () => {} } as const;
+  // The owner: migrations, and the lookups made before a tenant is known. Bypasses row-level security.
+  const sql = postgres(url, { ...common, max: poolSize, connection: { application_name: 'assent' } });
+  // Tenant connections start as the unprivileged role (a start-up parameter, as PGOPTIONS='-c role=…'
+  // would set it), so nothing sent on them escapes row-level security, even outside a tenant
+  // transaction; the only per-transaction set-up left is the tenant.
+  const tenantConnection = { application_name: 'assent-tenant', ...(rls ? { role: TENANT_ROLE } : {}) };
+  const tenantSql = postgres(url, { ...common, max: poolSize, connection: tenantConnection });
+  const lanes = Array.from({ length: Math.max(1, readLanes) }, () => ({
+    sql: postgres(url, { ...common, max: 1, connection: tenantConnection }),
+    inFlight: 0,
+  }));
+  const wrap = (s: Sql | postgres.TransactionSql | postgres.ReservedSql): Queryable => ({
     async query<T>(text: string, params?: readonly unknown[]) {
-      const rows = await s.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true });
+      const rows = await s.unsafe(text, (params ?? []) as Params, { prepare: true });
       return rows as unknown as T[];
     },
   });
-  const setup = rls ? TENANT_SETUP : TENANT_SETUP_NO_RLS;
   await sql`select 1`;
   return {
     kind: 'postgres',
@@ -103,20 +133,18 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10): Promise<D
       },
     },
     async tenantTransaction(orgId, fn) {
-      assertUuid(orgId);
+      // The role comes with the tenant connection; BEGIN and the tenant are one message.
+      const open = `begin; ${tenantScope(orgId, false)}`;
       // A reserved connection rather than sql.begin(), which waits for BEGIN before anything else:
-      // here BEGIN, the tenant set-up and fn's first statement leave in one write (pipelined), so a
-      // one-statement request costs two round trips (that, then COMMIT) instead of three.
-      const conn = await sql.reserve();
+      // here the opening and fn's first statement leave in one write (pipelined), so a one-statement
+      // transaction costs two round trips (that, then COMMIT) instead of three.
+      const conn = await tenantSql.reserve();
       let inTransaction = true;
       try {
-        const begin = conn.unsafe('begin').execute();
-        const tenant = conn.unsafe(setup, [orgId], { prepare: true }).execute();
-        begin.catch(() => {});
-        tenant.catch(() => {});
+        const opened = conn.unsafe(open).execute();
+        opened.catch(() => {});
         const result = await fn(wrap(conn));
-        await begin;
-        await tenant;
+        await opened;
         await conn.unsafe('commit');
         inTransaction = false;
         return result;
@@ -128,27 +156,34 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10): Promise<D
       }
     },
     async tenantQuery<T>(orgId: string, text: string, params?: readonly unknown[]): Promise<T[]> {
-      assertUuid(orgId);
-      const conn = await sql.reserve();
+      const open = `begin; ${tenantScope(orgId, false)}`;
+      // The whole transaction is queued at once on the least busy lane, behind other requests' reads:
+      // postgres.js pipelines a connection's queue, so they share writes, round trips and wake-ups of
+      // the server. Its three messages are queued in this tick, so nothing can come between them, and
+      // it carries its tenant only inside its own transaction: COMMIT (or the ROLLBACK it turns into
+      // after a failure) ends it before the next one on the lane begins.
+      const lane = lanes.reduce((a, b) => (b.inFlight < a.inFlight ? b : a));
+      lane.inFlight++;
       try {
-        // All four leave in one write; if any fails, the ones after it fail too and COMMIT rolls back.
         const sent = [
-          conn.unsafe('begin').execute(),
-          conn.unsafe(setup, [orgId], { prepare: true }).execute(),
-          conn.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true }).execute(),
-          conn.unsafe('commit').execute(),
+          lane.sql.unsafe(open).execute(),
+          lane.sql.unsafe(text, (params ?? []) as Params, { prepare: true }).execute(),
+          lane.sql.unsafe('commit').execute(),
         ];
         const settled = await Promise.allSettled(sent);
         const failed = settled.find((r) => r.status === 'rejected');
-        if (failed) {
-          await conn.unsafe('rollback').catch(() => {});
-          throw (failed as PromiseRejectedResult).reason;
-        }
-        return (settled[2] as PromiseFulfilledResult<unknown>).value as T[];
+        if (failed) throw (failed as PromiseRejectedResult).reason;
+        // A statement that failed and was sent again by postgres.js (after a schema change invalidated
+        // it) ran outside this transaction: COMMIT then reports ROLLBACK, and its rows are not used.
+        const commit = (settled[2] as PromiseFulfilledResult<{ command?: string }>).value;
+        if (commit.command !== 'COMMIT') throw new Error(`tenant read ended in ${commit.command ?? 'an unknown state'}, not COMMIT`);
+        return (settled[1] as PromiseFulfilledResult<unknown>).value as T[];
       } finally {
-        conn.release();
+        lane.inFlight--;
       }
     },
-    close: () => sql.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([sql, tenantSql, ...lanes.map((l) => l.sql)].map((s) => s.end({ timeout: 5 })));
+    },
   };
 }
