@@ -46,16 +46,25 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 }
 
 /**
- * Opens a tenant transaction's scope: the unprivileged role (where the connection does not already
- * start as it) and the tenant, both transaction-local. One simple-protocol message with the UUID inlined
- * (it was checked against a strict pattern, so it cannot break out of the literal): on PGlite one call
- * into the engine instead of a parameterised query's six, on PostgreSQL no row to describe and parse.
+ * `set local app.org_id = '<uuid>'`: the tenant for the rest of the transaction. A simple-protocol
+ * statement with the UUID inlined (it was checked against a strict pattern, so it cannot leave the
+ * literal), so it can share one message with BEGIN and has no row to describe or parse.
  */
-function tenantScope(orgId: string, switchRole: boolean): string {
+function tenantForTransaction(orgId: string): string {
   assertUuid(orgId);
-  return `${switchRole ? `set local role ${TENANT_ROLE}; ` : ''}set local app.org_id = '${orgId}'`;
+  return `set local app.org_id = '${orgId}'`;
 }
 
+/**
+ * PGlite is one connection, shared by system and tenant work. Every use goes through one queue, so
+ * the connection's session state (role, tenant) is always known here, and is changed only when the
+ * next use needs something else: switching role costs about 40 µs of catalog lookups on PGlite,
+ * more than the rest of a tenant's set-up, and tenant work is nearly all of the traffic, so the
+ * session stays in the tenant role until system work comes. A tenant read sets its tenant for the
+ * session before it runs (nothing runs if that fails) and is its own implicit transaction; a tenant
+ * transaction sets it transaction-locally. No statement ever runs with another tenant's setting:
+ * each tenant use sets its own first, and system work resets both.
+ */
 async function openPglite(dataDir: string, rls: boolean): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const pg = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
@@ -65,34 +74,75 @@ async function openPglite(dataDir: string, rls: boolean): Promise<Database> {
       return result.rows;
     },
   });
+
+  let tail: Promise<unknown> = Promise.resolve();
+  const oneAtATime = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn);
+    tail = run.catch(() => {});
+    return run;
+  };
+  // null: not known (a change that failed half-way); reset before the next use.
+  let session: { tenantRole: boolean; orgId: string | null } | null = { tenantRole: false, orgId: null };
+  async function change(to: { tenantRole: boolean; orgId: string | null }): Promise<void> {
+    const steps: string[] = [];
+    if (session?.tenantRole !== to.tenantRole) steps.push(to.tenantRole ? `set role ${TENANT_ROLE}` : 'reset role');
+    if (session?.orgId !== to.orgId) steps.push(to.orgId === null ? 'reset app.org_id' : `set app.org_id = '${to.orgId}'`);
+    if (steps.length === 0) return;
+    session = null;
+    await pg.exec(steps.join('; '));
+    session = to;
+  }
+  const asOwner = () => change({ tenantRole: false, orgId: null });
+  const asTenant = (orgId: string, sessionTenant: string | null) => {
+    assertUuid(orgId);
+    return change({ tenantRole: rls, orgId: sessionTenant });
+  };
+
   return {
     kind: 'pglite',
     system: {
-      ...wrap(pg),
-      transaction: (fn) =>
-        pg.transaction((tx) => {
-          const runner: ScriptRunner = { ...wrap(tx), exec: async (script) => void (await tx.exec(script)) };
-          return fn(runner);
+      query: (text, params) =>
+        oneAtATime(async () => {
+          await asOwner();
+          return wrap(pg).query(text, params);
         }),
-      exec: async (script) => {
-        await pg.exec(script);
-      },
+      transaction: (fn) =>
+        oneAtATime(async () => {
+          await asOwner();
+          return pg.transaction((tx) => {
+            const runner: ScriptRunner = { ...wrap(tx), exec: async (script) => void (await tx.exec(script)) };
+            return fn(runner);
+          });
+        }),
+      exec: (script) =>
+        oneAtATime(async () => {
+          await asOwner();
+          await pg.exec(script);
+        }),
     },
     tenantTransaction(orgId, fn) {
-      const setup = tenantScope(orgId, rls);
-      return pg.transaction(async (tx) => {
-        await tx.exec(setup);
-        return fn(wrap(tx));
+      return oneAtATime(async () => {
+        // The session's tenant stays as it was; this transaction's is its own, and ends with it.
+        await asTenant(orgId, session?.orgId ?? null);
+        await pg.exec(`begin; ${tenantForTransaction(orgId)}`);
+        try {
+          const result = await fn(wrap(pg));
+          const [commit] = await pg.exec('commit');
+          if (commit?.command !== 'COMMIT') throw new Error(`tenant transaction ended in ${commit?.command ?? 'an unknown state'}, not COMMIT`);
+          return result;
+        } catch (e) {
+          await pg.exec('rollback').catch(() => {});
+          throw e;
+        }
       });
     },
     tenantQuery<T>(orgId: string, text: string, params?: readonly unknown[]) {
-      const setup = tenantScope(orgId, rls);
-      return pg.transaction(async (tx) => {
-        await tx.exec(setup);
-        return wrap(tx).query<T>(text, params);
+      return oneAtATime(async () => {
+        await asTenant(orgId, orgId);
+        return wrap(pg).query<T>(text, params);
       });
     },
-    close: () => pg.close(),
+    close: () => oneAtATime(() => pg.close()),
   };
 }
 
@@ -134,7 +184,7 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes 
     },
     async tenantTransaction(orgId, fn) {
       // The role comes with the tenant connection; BEGIN and the tenant are one message.
-      const open = `begin; ${tenantScope(orgId, false)}`;
+      const open = `begin; ${tenantForTransaction(orgId)}`;
       // A reserved connection rather than sql.begin(), which waits for BEGIN before anything else:
       // here the opening and fn's first statement leave in one write (pipelined), so a one-statement
       // transaction costs two round trips (that, then COMMIT) instead of three.
@@ -156,7 +206,7 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes 
       }
     },
     async tenantQuery<T>(orgId: string, text: string, params?: readonly unknown[]): Promise<T[]> {
-      const open = `begin; ${tenantScope(orgId, false)}`;
+      const open = `begin; ${tenantForTransaction(orgId)}`;
       // The whole transaction is queued at once on the least busy lane, behind other requests' reads:
       // postgres.js pipelines a connection's queue, so they share writes, round trips and wake-ups of
       // the server. Its three messages are queued in this tick, so nothing can come between them, and
