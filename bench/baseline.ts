@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import type { Database, Queryable } from '../src/platform/db/types.js';
 import type { TenantContext } from '../src/platform/auth/access.js';
 import { systemClock } from '../src/platform/clock.js';
+import { DEFAULT_PGLITE_SHARED_BUFFERS } from '../src/config.js';
 import { createGrievanceService } from '../src/features/grievances/index.js';
 import { createNomineeService } from '../src/features/nominees/index.js';
 import { createConsentLinkService } from '../src/features/consent-links/service.js';
@@ -32,7 +33,9 @@ async function openBare(): Promise<Database> {
   }
   const dataDir = process.env.DATA_DIR;
   if (!dataDir) throw new Error('baseline: set DATA_DIR or DATABASE_URL');
-  const pg = await PGlite.create(dataDir);
+  // The service's shared_buffers, so the ratio measures the service's own work, not a setting.
+  const sharedBuffers = process.env.PGLITE_SHARED_BUFFERS || DEFAULT_PGLITE_SHARED_BUFFERS;
+  const pg = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] });
   const q: Queryable = {
     async query<T>(text: string, params?: readonly unknown[]) {
       return (await pg.query<T>(text, params as unknown[] | undefined)).rows;

@@ -13,6 +13,8 @@ export interface Config {
   readonly logLevel: string;
   readonly defaultCountryCode: string;
   readonly rls: boolean;
+  /** PGlite's shared_buffers (PGLITE_SHARED_BUFFERS), e.g. "32MB"; the embedded store only. */
+  readonly pgliteSharedBuffers: string;
   /** How queued SMS and email messages leave: `log` (server log, local use) or `http` (webhooks). */
   readonly messageProvider: 'log' | 'http';
   readonly smsWebhookUrl: URL | null;
@@ -20,6 +22,9 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** The embedded store's shared_buffers unless PGLITE_SHARED_BUFFERS says otherwise (docs/operations.md). */
+export const DEFAULT_PGLITE_SHARED_BUFFERS = '32MB';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -58,6 +63,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (rlsSetting !== 'on' && rlsSetting !== 'off') {
     throw new ConfigError(`ASSENT_RLS must be "on" or "off", got "${env.ASSENT_RLS}"`);
   }
+  const pgliteSharedBuffers = env.PGLITE_SHARED_BUFFERS || DEFAULT_PGLITE_SHARED_BUFFERS;
+  if (!/^[1-9][0-9]*(kB|MB|GB)$/.test(pgliteSharedBuffers)) {
+    throw new ConfigError(`PGLITE_SHARED_BUFFERS must be a size such as "32MB" (kB, MB or GB), got "${env.PGLITE_SHARED_BUFFERS}"`);
+  }
   const messageProvider = (env.MESSAGE_PROVIDER || 'log').toLowerCase();
   if (messageProvider !== 'log' && messageProvider !== 'http') {
     throw new ConfigError(`MESSAGE_PROVIDER must be "log" or "http", got "${env.MESSAGE_PROVIDER}"`);
@@ -77,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     defaultCountryCode,
     rls: rlsSetting === 'on',
+    pgliteSharedBuffers,
     messageProvider,
     smsWebhookUrl,
     emailWebhookUrl,

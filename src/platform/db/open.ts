@@ -10,12 +10,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TENANT_ROLE = 'assent_app';
 
 /**
- * PGlite's shared_buffers. PostgreSQL's default (128 MB) is fully resident once warm, which alone puts
- * the embedded server over 300 MB; 32 MB keeps the hot indexes cached (the rest is the OS page cache's).
- */
-const PGLITE_SHARED_BUFFERS = '32MB';
-
-/**
  * Read lanes on PostgreSQL (tenantQuery): single-connection clients shared by all requests. Measured on
  * the 2-CPU development machine (bench/results/), 4 kept PostgreSQL busy without queueing behind each other.
  */
@@ -26,6 +20,8 @@ export interface OpenOptions {
   databaseUrl: string | null;
   /** PGlite data directory; 'memory://' keeps it in memory (tests). */
   dataDir: string;
+  /** PGlite's shared_buffers (PGLITE_SHARED_BUFFERS); PostgreSQL's default, 128MB, when not given. */
+  sharedBuffers?: string;
   /** Row-level security as the second isolation layer (ASSENT_RLS). */
   rls?: boolean;
   /** Connections of each PostgreSQL pool (system, tenant transactions). */
@@ -42,7 +38,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   const rls = options.rls ?? true;
   return options.databaseUrl
     ? openPostgres(options.databaseUrl, rls, options.poolSize, options.readLanes)
-    : openPglite(options.dataDir, rls);
+    : openPglite(options.dataDir, rls, options.sharedBuffers);
 }
 
 /**
@@ -65,9 +61,10 @@ function tenantForTransaction(orgId: string): string {
  * transaction sets it transaction-locally. No statement ever runs with another tenant's setting:
  * each tenant use sets its own first, and system work resets both.
  */
-async function openPglite(dataDir: string, rls: boolean): Promise<Database> {
+async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string | undefined): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
+  const startParams = sharedBuffers ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] : undefined;
+  const pg = await PGlite.create(dataDir, startParams ? { startParams } : {});
   const wrap = (q: { query: PGlite['query'] }): Queryable => ({
     async query<T>(text: string, params?: readonly unknown[]) {
       const result = await q.query<T>(text, params as unknown[] | undefined);

@@ -15,7 +15,7 @@ export interface OpenStore {
 export async function openStore(config: Config, holder: 'server' | 'cli'): Promise<OpenStore> {
   const lock = config.databaseUrl ? null : acquireDataDirLock(config.dataDir, holder);
   try {
-    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, rls: config.rls });
+    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, rls: config.rls, sharedBuffers: config.pgliteSharedBuffers });
     try {
       const migration = await migrate(db);
       return {
