@@ -692,8 +692,8 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
     ];
     for (const phase of phases) {
       if (phase.name === 'writes') {
-        // The first process to write into a freshly seeded store pays for new WAL segment files (and
-        // who knows what else) that every later process reuses: measured 2026-11-23 on PGlite with
+        // The first process to write into a freshly seeded store pays a cost that later processes do not
+        // (most likely new WAL segment files, which they recycle; not profiled): measured 2026-11-23 on PGlite with
         // 1M grievances, POST /grievance's baseline answered 240 req/s when it wrote first and 359
         // when it wrote second. So a throwaway process writes first, unmeasured, and both measured
         // servers find the store as it is after some use.
