@@ -71,6 +71,8 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
       return result.rows;
     },
   });
+  // The connection itself, for work that already holds the queue below.
+  const direct = wrap(pg);
 
   let tail: Promise<unknown> = Promise.resolve();
   const oneAtATime = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -101,7 +103,7 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
       query: (text, params) =>
         oneAtATime(async () => {
           await asOwner();
-          return wrap(pg).query(text, params);
+          return direct.query(text, params);
         }),
       transaction: (fn) =>
         oneAtATime(async () => {
@@ -123,7 +125,7 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
         await asTenant(orgId, session?.orgId ?? null);
         await pg.exec(`begin; ${tenantForTransaction(orgId)}`);
         try {
-          const result = await fn(wrap(pg));
+          const result = await fn(direct);
           const [commit] = await pg.exec('commit');
           if (commit?.command !== 'COMMIT') throw new Error(`tenant transaction ended in ${commit?.command ?? 'an unknown state'}, not COMMIT`);
           return result;
@@ -136,7 +138,7 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
     tenantQuery<T>(orgId: string, text: string, params?: readonly unknown[]) {
       return oneAtATime(async () => {
         await asTenant(orgId, orgId);
-        return wrap(pg).query<T>(text, params);
+        return direct.query<T>(text, params);
       });
     },
     close: () => oneAtATime(() => pg.close()),
