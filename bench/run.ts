@@ -43,22 +43,27 @@ const { values: args } = parseArgs({
     dist: { type: 'string' },
     only: { type: 'string' },
     'baseline-first': { type: 'boolean', default: false },
+    rounds: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 
 const USAGE = `Usage: npm run bench -- [--quick] [--store pglite|postgres|all] [--profile]
        [--duration S] [--warmup S] [--connections N] [--orgs N] [--grievances N] [--nominees N] [--links N]
-       [--out FILE.json] [--keep-data] [--dist DIR] [--only TEXT[,TEXT...]] [--baseline-first]
+       [--out FILE.json] [--keep-data] [--dist DIR] [--only TEXT[,TEXT...]] [--baseline-first] [--rounds N]
 PostgreSQL runs too when BENCH_DATABASE_URL is set (postgres://user@host:5432/db, a role that may create
 databases): the run seeds a scratch database of its own beside it and drops it afterwards.
 --quick: small data, 1-second runs, 10 connections (CI). --profile: also profile both servers (node --cpu-prof) per endpoint.
 --dist DIR: serve the service from DIR (a build of a proposed change, inside the checkout) instead of dist/.
 --only: measure only the endpoints whose name contains one of these texts (case-insensitive), e.g. --only user/,POST (for iterating).
---baseline-first: in each phase the baseline runs before the service (to see whether the order matters).`;
+--baseline-first: in each phase the baseline runs before the service (to see whether the order matters).
+--rounds N: measure each endpoint N times per server, alternating which server goes first (service, baseline,
+  then baseline, service: ABBA), a fresh process each time; figures are over all rounds. Default 2 (quick: 1).`;
 
-/** In each phase, which server is measured first. */
+/** In each phase, which server is measured first (in the first round; the next round reverses it, and so on). */
 const SERVER_ORDER = args['baseline-first'] ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const);
+/** The servers' order in round `r` (0-based): ABBA over two rounds. */
+const orderOfRound = (r: number) => (r % 2 === 0 ? SERVER_ORDER : ([SERVER_ORDER[1], SERVER_ORDER[0]] as const));
 
 if (args.help) {
   process.stdout.write(USAGE + '\n');
@@ -80,8 +85,10 @@ const opts = {
   grievances: num(args.grievances, quick ? 2_000 : 1_000_000, 'grievances'),
   nominees: num(args.nominees, quick ? 500 : 100_000, 'nominees'),
   links: num(args.links, quick ? 2_000 : 1_000_000, 'links'),
+  rounds: num(args.rounds, quick ? 1 : 2, 'rounds'),
 };
 if (opts.orgs < 1) throw new Error('--orgs must be at least 1');
+if (!Number.isInteger(opts.rounds) || opts.rounds < 1) throw new Error('--rounds must be a whole number, at least 1');
 
 type StoreKind = 'pglite' | 'postgres';
 const benchDatabaseUrl = process.env.BENCH_DATABASE_URL || null;
@@ -438,6 +445,49 @@ interface Measured {
    * the server process, and the PostgreSQL backends serving its database (null: not readable here).
    */
   cpuUs: { server: number | null; database: number | null };
+  /** Each round's own figures, when there were several (in round order; see --rounds). */
+  rounds?: { rps: number; p50: number; p99: number; cpuUs: { server: number | null; database: number | null } }[];
+}
+
+/** One load window as drive() measured it, with its raw latencies (kept out of the report). */
+type Window = Measured & { latencies: Float64Array };
+
+/** The figures over several windows of one server and endpoint: requests over seconds, percentiles over all latencies. */
+function combine(windows: Window[]): Measured {
+  const strip = ({ latencies: _latencies, ...m }: Window): Measured => m;
+  if (windows.length === 1) return strip(windows[0]!);
+  const requests = windows.reduce((a, w) => a + w.requests, 0);
+  const seconds = windows.reduce((a, w) => a + w.seconds, 0);
+  const all = new Float64Array(windows.reduce((a, w) => a + w.latencies.length, 0));
+  let at = 0;
+  for (const w of windows) {
+    all.set(w.latencies, at);
+    at += w.latencies.length;
+  }
+  all.sort();
+  const statuses: Record<string, number> = {};
+  for (const w of windows) for (const [code, count] of Object.entries(w.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
+  // Per-request CPU is weighted by each window's requests (total CPU over total requests).
+  const cpu = (pick: (c: Measured['cpuUs']) => number | null): number | null => {
+    if (requests === 0 || windows.some((w) => w.requests > 0 && pick(w.cpuUs) === null)) return null;
+    return windows.reduce((a, w) => a + (w.requests > 0 ? pick(w.cpuUs)! * w.requests : 0), 0) / requests;
+  };
+  return {
+    requests,
+    seconds,
+    rps: requests / seconds,
+    p50: percentile(all, 0.5),
+    p99: percentile(all, 0.99),
+    non2xx: windows.reduce((a, w) => a + w.non2xx, 0),
+    errors: windows.reduce((a, w) => a + w.errors, 0),
+    timeouts: windows.reduce((a, w) => a + w.timeouts, 0),
+    statuses,
+    firstFailure: windows.find((w) => w.firstFailure !== null)?.firstFailure ?? null,
+    window: windows[0]!.window,
+    ...(windows.some((w) => w.retried) ? { retried: true } : {}),
+    cpuUs: { server: cpu((c) => c.server), database: cpu((c) => c.database) },
+    rounds: windows.map((w) => ({ rps: w.rps, p50: w.p50, p99: w.p99, cpuUs: w.cpuUs })),
+  };
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -499,7 +549,7 @@ function cpuPerRequestUs(
   return { server, database };
 }
 
-async function drive(port: number, ep: Endpoint, seconds: number, connections: number, seed: number, probe?: CpuProbe): Promise<Measured> {
+async function drive(port: number, ep: Endpoint, seconds: number, connections: number, seed: number, probe?: CpuProbe): Promise<Window> {
   const random = seeded(seed);
   const cpuBefore = await cpuSnapshot(probe);
   let i = 0;
@@ -556,6 +606,7 @@ async function drive(port: number, ep: Endpoint, seconds: number, connections: n
     firstFailure,
     window: { startUs, endUs },
     cpuUs: cpuPerRequestUs(cpuBefore, cpuAfter, n),
+    latencies: sorted,
   };
 }
 
@@ -588,6 +639,8 @@ interface EndpointResult {
   /** What the first request answered (a read must answer the same on both). */
   firstAnswer: { service: string | null; baseline: string | null };
   ratio: { rps: number; p99: number } | null;
+  /** service/baseline req/s of each round (its two windows ran one after the other), when there were several. */
+  roundRatios?: number[];
   target: { rps: number; p99: number | null; met: boolean | null };
   profile?: { service?: ProfileSummary; baseline?: ProfileSummary };
 }
@@ -685,7 +738,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
     const probeOf = (s: RunningServer): CpuProbe => ({ serverPid: s.pid, databasePids: databasePids?.list });
 
     // Reads, then writes (which add rows: the baseline's reads must see the data the service's saw); in
-    // each, the service then the baseline, never both at once.
+    // each, one server at a time, in rounds that alternate which goes first.
     const phases: { name: string; kinds: Endpoint['kind'][] }[] = [
       { name: 'reads', kinds: ['read'] },
       { name: 'writes', kinds: ['write'] },
@@ -709,42 +762,56 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
           await stopServer(s);
         }
       }
-      for (const server of SERVER_ORDER) {
-        log(`${kind}: starting the ${server} for the ${phase.name}`);
-        const s = await startServer(server, target, pinning, workDir);
-        try {
-          for (const [index, ep] of eps.entries()) {
-            if (!phase.kinds.includes(ep.kind)) continue;
-            const r = results[index]!;
-            await ep.prepare?.(s.port, server);
-            const first = await smoke(s.port, ep, index);
-            r.smokeFailures[server] = first.failure;
-            r.firstAnswer[server] = first.answer;
-            if (first.failure) log(`${kind}: ${server} ${ep.name}: first request failed: ${first.failure}`);
-            if (opts.warmup > 0) await drive(s.port, ep, opts.warmup, opts.connections, 1000 + index);
-            let m = await drive(s.port, ep, opts.duration, opts.connections, index, probeOf(s));
-            if (m.requests === 0) {
-              // Not one answer inside the window (a stalled server, a busy machine): measure once more, and say so.
-              log(`${kind}: ${server} ${ep.name}: no response within ${opts.duration} s; measuring again`);
-              m = { ...(await drive(s.port, ep, opts.duration, opts.connections, index, probeOf(s))), retried: true };
+      // Rounds alternate which server goes first (ABBA), each server a fresh process per round, so what
+      // drifts during a phase (the machine's other load, the store growing under the writes, caches)
+      // falls on both alike.
+      const windows = eps.map(() => ({ service: [] as Window[], baseline: [] as Window[] }));
+      for (let round = 0; round < opts.rounds; round++) {
+        for (const server of orderOfRound(round)) {
+          const roundNote = opts.rounds > 1 ? ` (round ${round + 1} of ${opts.rounds})` : '';
+          log(`${kind}: starting the ${server} for the ${phase.name}${roundNote}`);
+          const s = await startServer(server, target, pinning, workDir);
+          try {
+            for (const [index, ep] of eps.entries()) {
+              if (!phase.kinds.includes(ep.kind)) continue;
+              const r = results[index]!;
+              await ep.prepare?.(s.port, server);
+              const first = await smoke(s.port, ep, index);
+              if (round === 0) r.firstAnswer[server] = first.answer;
+              r.smokeFailures[server] ??= first.failure;
+              if (first.failure) log(`${kind}: ${server} ${ep.name}: first request failed: ${first.failure}`);
+              // The same requests for both servers within a round, different ones in the next.
+              const seed = index + 100 * round;
+              if (opts.warmup > 0) await drive(s.port, ep, opts.warmup, opts.connections, 1000 + seed);
+              let m = await drive(s.port, ep, opts.duration, opts.connections, seed, probeOf(s));
+              if (m.requests === 0) {
+                // Not one answer inside the window (a stalled server, a busy machine): measure once more, and say so.
+                log(`${kind}: ${server} ${ep.name}: no response within ${opts.duration} s; measuring again`);
+                m = { ...(await drive(s.port, ep, opts.duration, opts.connections, seed, probeOf(s))), retried: true };
+              }
+              windows[index]![server].push(m);
+              log(
+                `${kind}: ${server.padEnd(8)} ${ep.name.padEnd(32)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms` +
+                  `  CPU/req ${f0(m.cpuUs.server)} µs` +
+                  (m.cpuUs.database !== null ? ` + database ${f0(m.cpuUs.database)} µs` : '') +
+                  (m.non2xx + m.errors > 0 ? `  non-2xx ${m.non2xx} errors ${m.errors} (${m.firstFailure ?? ''})` : ''),
+              );
             }
-            r[server] = m;
-            log(
-              `${kind}: ${server.padEnd(8)} ${ep.name.padEnd(32)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms` +
-                `  CPU/req ${f0(m.cpuUs.server)} µs` +
-                (m.cpuUs.database !== null ? ` + database ${f0(m.cpuUs.database)} µs` : '') +
-                (m.non2xx + m.errors > 0 ? `  non-2xx ${m.non2xx} errors ${m.errors} (${m.firstFailure ?? ''})` : ''),
-            );
+            rss.push({ server, phase: phase.name, mb: peakRssMb(s.pid) });
+          } finally {
+            await stopServer(s);
           }
-          rss.push({ server, phase: phase.name, mb: peakRssMb(s.pid) });
-        } finally {
-          await stopServer(s);
         }
+      }
+      for (const [index, w] of windows.entries()) {
+        for (const server of ['service', 'baseline'] as const) if (w[server].length > 0) results[index]![server] = combine(w[server]);
       }
     }
     for (const r of results) {
       if (!r.service || !r.baseline) continue;
       r.ratio = { rps: r.service.rps / r.baseline.rps, p99: r.service.p99 / r.baseline.p99 };
+      const [sr, br] = [r.service.rounds, r.baseline.rounds];
+      if (sr && br && sr.length === br.length) r.roundRatios = sr.map((x, i) => x.rps / br[i]!.rps);
       r.target.met = r.ratio.rps >= r.target.rps && (r.target.p99 === null || r.ratio.p99 <= r.target.p99);
     }
 
@@ -840,6 +907,23 @@ function cpuCell(m: Measured | null | undefined, withDb: boolean): string {
   return withDb ? `${f0(c.server)} + ${f0(c.database)}` : f0(c.server);
 }
 
+/** In which order the servers ran, in words. */
+function orderNote(rounds: number): string {
+  if (rounds === 1) return `in each phase the ${SERVER_ORDER[0]} runs first`;
+  const order = Array.from({ length: rounds }, (_, r) => orderOfRound(r).join(', ')).join(', ');
+  return `${rounds} rounds per endpoint and server, each a fresh process, in the order ${order} (figures over all rounds)`;
+}
+
+/** Peak RSS of each phase's processes: `reads 324.9, writes 333.3`. */
+function rssByPhase(byProcess: { phase: string; mb: number | null }[]): string {
+  const peaks = new Map<string, number | null>();
+  for (const p of byProcess) {
+    const was = peaks.get(p.phase);
+    peaks.set(p.phase, p.mb === null ? (was ?? null) : Math.max(was ?? 0, p.mb));
+  }
+  return [...peaks].map(([phase, mb]) => `${phase} ${f1(mb)}`).join(', ');
+}
+
 function markdown(report: Report): string {
   const out: string[] = [];
   out.push(`# Benchmark ${report.date} (${report.mode})`, '');
@@ -848,7 +932,7 @@ function markdown(report: Report): string {
   out.push(`Pinning: ${report.pinning.pinned ? `server on ${report.pinning.server}, load generator on ${report.pinning.loadGenerator}` : report.pinning.note}  `);
   out.push(
     `Load: autocannon, ${report.options.connections} connections, ${report.options.duration} s per endpoint after a ${report.options.warmup} s warm-up; ` +
-      `in each phase the ${SERVER_ORDER[0]} runs first`,
+      orderNote(report.options.rounds ?? 1),
     '',
   );
   for (const s of report.stores) {
@@ -858,20 +942,22 @@ function markdown(report: Report): string {
     );
     out.push(`Load average (1, 5, 15 min) before: ${s.loadAverage.before.map(f2).join(', ')}; after: ${s.loadAverage.after.map(f2).join(', ')}.  `);
     out.push(
-      `Peak RSS (VmHWM): service ${f1(s.serviceRssMb.peak)} MB (${s.serviceRssMb.byProcess.map((p) => `${p.phase} ${f1(p.mb)}`).join(', ')}; target < ${RSS_LIMIT_MB} MB, ` +
+      `Peak RSS (VmHWM): service ${f1(s.serviceRssMb.peak)} MB (${rssByPhase(s.serviceRssMb.byProcess)}; target < ${RSS_LIMIT_MB} MB, ` +
         `${s.serviceRssMb.peak !== null && s.serviceRssMb.peak < RSS_LIMIT_MB ? 'met' : '**missed**'}); baseline ${f1(s.baselineRssMb.peak)} MB.`,
       '',
     );
     const withDb = s.endpoints.some((e) => e.service?.cpuUs?.database != null);
+    const perRound = s.endpoints.some((e) => e.roundRatios);
     out.push(
-      '| endpoint | service req/s | baseline req/s | ratio | service p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | non-2xx service / baseline | ' +
+      `| endpoint | service req/s | baseline req/s | ratio |${perRound ? ' ratio per round |' : ''} service p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | non-2xx service / baseline | ` +
         `CPU µs/request service / baseline${withDb ? ' (server + database)' : ''} | target | met |`,
     );
-    out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|');
+    out.push(`|---|---:|---:|---:|${perRound ? '---:|' : ''}---:|---:|---:|---:|---:|---|---|`);
     for (const e of s.endpoints) {
       const target = `≥ ${Math.round(e.target.rps * 100)}%` + (e.target.p99 !== null ? `, p99 ≤ ${e.target.p99}×` : '');
       out.push(
         `| ${e.name} | ${int(e.service?.rps)} | ${int(e.baseline?.rps)} | ${e.ratio ? `${Math.round(e.ratio.rps * 100)}%` : '-'} | ` +
+          (perRound ? `${e.roundRatios ? e.roundRatios.map((x) => `${Math.round(x * 100)}%`).join(', ') : '-'} | ` : '') +
           `${f2(e.service?.p50)} / ${f2(e.service?.p99)} | ${f2(e.baseline?.p50)} / ${f2(e.baseline?.p99)} | ${e.ratio ? `${f2(e.ratio.p99)}×` : '-'} | ` +
           `${int((e.service?.non2xx ?? 0) + (e.service?.errors ?? 0))} / ${int((e.baseline?.non2xx ?? 0) + (e.baseline?.errors ?? 0))} | ` +
           `${cpuCell(e.service, withDb)} / ${cpuCell(e.baseline, withDb)} | ${target} | ${e.target.met === null ? '-' : e.target.met ? 'yes' : '**no**'} |`,
@@ -881,7 +967,10 @@ function markdown(report: Report): string {
       '',
       'CPU µs/request: CPU time (user + system, from /proc) used inside the load window divided by the answered requests: the server process' +
         (withDb ? ', and the PostgreSQL backends connected to the benchmark database (they run on the same two CPUs, unpinned).' : '.') +
-        ' Less sensitive to other work on the machine than req/s.',
+        ' Less sensitive to other work on the machine than req/s.' +
+        (perRound
+          ? ' Ratio per round: the service against the baseline in each round, in the order above; their spread is a measure of the noise.'
+          : ''),
       '',
     );
     const profiled = s.endpoints.filter((e) => e.profile);
