@@ -4,6 +4,8 @@
 // service role can only insert and read; GET /api/v1/audit-log filters and pages newest first.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { recordAudit } from '../../src/features/audit/index.js';
+import { withTenant } from '../../src/platform/db/tenant-tx.js';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 
 type Response = Awaited<ReturnType<TestApp['call']>>;
@@ -54,7 +56,7 @@ interface World {
   ticket: { ticket_id: string };
   nominee: { id: string };
   asset: { id: string; name: string };
-  point: { id: string; purposes: { id: string }[] };
+  point: { id: string; display_id: string; purposes: { id: string }[] };
   link: { request_id: string; event_id: string };
 }
 
@@ -270,6 +272,14 @@ const CASES: ChangeCase[] = [
     details: (w, b) => ({ event_id: b.event_id, asset_id: w.asset.id, collection_point_id: w.point.id, channels: ['sms', 'email'] }),
   },
   {
+    action: 'consent_link.created',
+    name: 'consent_link.created, the collection point given by display_id: its UUID in details',
+    by: { scope: 'consent' },
+    request: (w) => ({ method: 'POST', url: LINK, body: { asset_id: w.asset.id, collection_point_id: w.point.display_id, phone: PII.phone, send_sms: false, email: PII.linkEmail } }),
+    target: (_w, b) => ({ type: 'consent_link', id: b.request_id }),
+    details: (w, b) => ({ event_id: b.event_id, asset_id: w.asset.id, collection_point_id: w.point.id, channels: ['email'] }),
+  },
+  {
     action: 'consent_link.regenerated',
     by: { scope: 'consent' },
     before: async () => void t.clock.advance(25 * HOUR),
@@ -344,7 +354,14 @@ test('every change through the API while building an organization is in its log,
 });
 
 describe('a refused request appends nothing', () => {
-  const REFUSED: { name: string; status: number; by?: 'owner'; request(w: World): { method: Method; url: string; body?: unknown } }[] = [
+  const REFUSED: {
+    name: string;
+    status: number;
+    by?: 'owner';
+    /** Set-up just before the refused request (its own entries are not what is checked). */
+    before?: (w: World) => Promise<void>;
+    request(w: World): { method: Method; url: string; body?: unknown };
+  }[] = [
     { name: 'grievance create, invalid body', status: 400, request: () => ({ method: 'POST', url: '/grievance', body: { subject: PII.subject } }) },
     { name: 'grievance update, unknown ticket', status: 404, request: () => ({ method: 'PUT', url: '/grievance/GRV-ZZZZZZZZ', body: { status: 'closed' } }) },
     { name: 'grievance update, invalid body', status: 400, request: (w) => ({ method: 'PUT', url: `/grievance/${w.ticket.ticket_id}`, body: { status: 'gone' } }) },
@@ -385,6 +402,28 @@ describe('a refused request appends nothing', () => {
       status: 404,
       request: (w) => ({ method: 'POST', url: LINK, body: { asset_id: w.asset.id, collection_point_id: 'CP999', phone: PII.phone, dp_id: PII.dpId } }),
     },
+    {
+      name: 'consent link create, unknown collection point UUID',
+      status: 404,
+      request: (w) => ({ method: 'POST', url: LINK, body: { asset_id: w.asset.id, collection_point_id: '0190c0de-0000-7000-8000-000000000000', phone: PII.phone } }),
+    },
+    {
+      name: "consent link create, asset_id not the collection point's asset",
+      status: 400,
+      request: (w) => ({ method: 'POST', url: LINK, body: { asset_id: '0190c0de-0000-7000-8000-000000000000', collection_point_id: w.point.display_id, phone: PII.phone } }),
+    },
+    {
+      name: 'consent link create, inactive collection point',
+      status: 400,
+      before: async (w) => void (await ok(await send(w.org, w.admin, 'PATCH', `/api/v1/collection-points/${w.point.id}`, { status: 'inactive' }), 200)),
+      request: (w) => ({ method: 'POST', url: LINK, body: { asset_id: w.asset.id, collection_point_id: w.point.id, phone: PII.phone } }),
+    },
+    {
+      name: 'consent link create, inactive asset',
+      status: 400,
+      before: async (w) => void (await ok(await send(w.org, w.admin, 'PATCH', `/api/v1/assets/${w.asset.id}`, { status: 'inactive' }), 200)),
+      request: (w) => ({ method: 'POST', url: LINK, body: { asset_id: w.asset.id, collection_point_id: w.point.display_id, phone: PII.phone } }),
+    },
     { name: 'consent link regenerate, link still active', status: 409, request: (w) => ({ method: 'POST', url: `${LINK}/duplicate/${w.link.request_id}`, body: {} }) },
     {
       name: 'consent record, a purpose missing',
@@ -396,6 +435,7 @@ describe('a refused request appends nothing', () => {
 
   test.each(REFUSED)('$name', async (r) => {
     const w = await world();
+    await r.before?.(w);
     const before = await auditLog(w);
     const requestId = newRequestId();
     const { method, url, body } = r.request(w);
@@ -493,5 +533,30 @@ describe('entries are never updated or deleted by the service', () => {
     await expect(t.db.tenantTransaction(w.org.id, (tx) => tx.query('delete from audit_log'))).rejects.toThrow(/permission denied/);
     await expect(t.db.tenantTransaction(w.org.id, (tx) => tx.query("update audit_log set action = 'x'"))).rejects.toThrow(/permission denied/);
     expect(await auditLog(w)).toEqual(before);
+  });
+});
+
+describe('an entry sent with a change that may write nothing (onlyWith)', () => {
+  test("is appended only if the change's row exists in this tenant, with the row's named columns in details", async () => {
+    const a = await world();
+    const b = await world();
+    const actor = { type: 'api_key' as const, id: a.admin.actor.id, scopes: ['admin' as const] };
+    const ctx = { orgId: a.org.id, slug: a.org.slug, orgName: a.org.slug, actor, requestId: newRequestId() };
+    const entry = (requestId: string) => ({
+      action: 'consent_link.created',
+      targetType: 'consent_link',
+      targetId: requestId,
+      details: { event_id: 'e-1' },
+      onlyWith: { table: 'consent_requests', id: requestId, detailColumns: ['asset_id', 'collection_point_id'] },
+    });
+    // Each in its own committed transaction: no rollback hides an entry that should not exist.
+    for (const requestId of ['0190c0de-0000-7000-8000-000000000000', b.link.request_id]) {
+      await withTenant(t.db, a.org.id, (tx) => recordAudit(tx, ctx, t.clock.now(), entry(requestId)));
+    }
+    expect(await storedRows(a.org, ctx.requestId)).toEqual([]);
+    await withTenant(t.db, a.org.id, (tx) => recordAudit(tx, ctx, t.clock.now(), entry(a.link.request_id)));
+    expect((await storedRows(a.org, ctx.requestId)).map((r) => [r.target_id, r.details])).toEqual([
+      [a.link.request_id, { event_id: 'e-1', asset_id: a.asset.id, collection_point_id: a.point.id }],
+    ]);
   });
 });

@@ -4,14 +4,21 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
+import { countingDb } from '../support/counting-db.js';
 
 type Tenant = TestOrg & { key: string };
 type Detail = { field: string; message: string };
 type Response = Awaited<ReturnType<TestApp['call']>>;
 
 let t: TestApp;
+let counter: ReturnType<typeof countingDb>;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({
+    wrapDb: (db) => {
+      counter = countingDb(db);
+      return counter.db;
+    },
+  });
 });
 afterAll(async () => t?.close());
 
@@ -402,6 +409,76 @@ describe('POST /api/v1/external/public/consent-link', () => {
     const s = await setup(a);
     expectInvalid(await call(a, 'POST', LINK, linkBody(s, { email: 'not-an-email' })), [{ field: 'email', message: 'must be a valid email address' }]);
     await expectNothingStored(a);
+  });
+
+  test('a refused create (unknown point by UUID or display_id, wrong asset, inactive point or asset) leaves no request, link, rollup change, outbox row or audit entry', async () => {
+    const a = await tenant();
+    const s = await setup(a);
+    const inactivePoint = await ok(
+      await call(a, 'POST', '/api/v1/collection-points', { asset_id: s.assetId, name: 'Old form', notice: 'Retired.', purposes: [{ name: 'Account', required: true }] }),
+    );
+    await ok(await call(a, 'PATCH', `/api/v1/collection-points/${inactivePoint.id}`, { status: 'inactive' }), 200);
+    const inactiveAsset = await ok(await call(a, 'POST', '/api/v1/assets', { name: 'Kiosk', kind: 'offline' }));
+    const pointOfInactiveAsset = await ok(
+      await call(a, 'POST', '/api/v1/collection-points', { asset_id: inactiveAsset.id, name: 'Kiosk form', notice: 'Paper.', purposes: [{ name: 'Account', required: true }] }),
+    );
+    await ok(await call(a, 'PATCH', `/api/v1/assets/${inactiveAsset.id}`, { status: 'inactive' }), 200);
+    const other = await ok(await call(a, 'POST', '/api/v1/assets', { name: 'App', kind: 'mobile_app' }));
+    // One link created today, so the day's rollup row exists and a refusal could have changed it.
+    await createLink(a, s, { email: 'asha@example.com' });
+    const stored = async () => ({
+      requests: await storedRequests(a),
+      events: await storedEvents(a),
+      messages: await storedMessages(a),
+      daily: await storedDailyCounts(a),
+      audit: await t.db.system.query('select * from audit_log where org_id = $1 order by at, id', [a.id]),
+    });
+    const before = await stored();
+    expect(before.daily).toEqual([{ asset_id: s.assetId, day: now().slice(0, 10), collection_point_id: s.pointId, created: 1, completed: 0 }]);
+    expect(before.audit.filter((e) => e.action === 'consent_link.created')).toHaveLength(1);
+
+    const refused: [Record<string, unknown>, number, string][] = [
+      [{ collection_point_id: randomUUID() }, 404, 'Collection point not found'],
+      [{ collection_point_id: 'CP999' }, 404, 'Collection point not found'],
+      [{ asset_id: other.id }, 400, 'asset_id is not the asset of this collection point'],
+      [{ asset_id: other.id, collection_point_id: s.displayId }, 400, 'asset_id is not the asset of this collection point'],
+      // The body schema takes a urn:uuid: UUID; it names no asset.
+      [{ asset_id: `urn:uuid:${s.assetId}` }, 400, 'asset_id is not the asset of this collection point'],
+      [{ collection_point_id: inactivePoint.id }, 400, `Collection point ${inactivePoint.display_id} is inactive: no new consent links can be created for it`],
+      [{ collection_point_id: inactivePoint.display_id }, 400, `Collection point ${inactivePoint.display_id} is inactive: no new consent links can be created for it`],
+      [{ asset_id: inactiveAsset.id, collection_point_id: pointOfInactiveAsset.id }, 400, 'Its asset is inactive: no new consent links can be created for it'],
+      [{ asset_id: inactiveAsset.id, collection_point_id: pointOfInactiveAsset.display_id }, 400, 'Its asset is inactive: no new consent links can be created for it'],
+    ];
+    for (const [overrides, status, error] of refused) {
+      const res = await call(a, 'POST', LINK, linkBody(s, { email: 'asha@example.com', ...overrides }));
+      expect(res.statusCode, JSON.stringify(overrides)).toBe(status);
+      expect(res.json().error).toBe(error);
+    }
+    expect(await stored()).toEqual(before);
+  });
+
+  test('performance rule: a create is one tenant transaction sending its statements in one batch (two round trips on PostgreSQL, as a grievance)', async () => {
+    const a = await tenant();
+    const s = await setup(a);
+    const inactive = await ok(
+      await call(a, 'POST', '/api/v1/collection-points', { asset_id: s.assetId, name: 'Old form', notice: 'Retired.', purposes: [{ name: 'Account', required: true }] }),
+    );
+    await ok(await call(a, 'PATCH', `/api/v1/collection-points/${inactive.id}`, { status: 'inactive' }), 200);
+    const cases: [Record<string, unknown>, number][] = [
+      [{}, 201],
+      [{ collection_point_id: s.displayId }, 201],
+      [{ collection_point_id: inactive.display_id }, 400],
+      [{ collection_point_id: 'CP999' }, 404],
+    ];
+    for (const [overrides, status] of cases) {
+      counter.reset();
+      expect((await call(a, 'POST', LINK, linkBody(s, overrides))).statusCode).toBe(status);
+      expect(counter.counts, JSON.stringify(overrides)).toMatchObject({ tenant: 1, tenantBatches: 1 });
+    }
+    counter.reset();
+    const grievance = { client_user_id: 'u-1', subject: 'Erase my data', description: 'Please erase my data.', category: 'erasure' };
+    expect((await call(a, 'POST', '/grievance', grievance)).statusCode).toBe(201);
+    expect(counter.counts).toMatchObject({ tenant: 1, tenantBatches: 1 });
   });
 
   test('§5 dp_id is optional; the request is stored without one', async () => {

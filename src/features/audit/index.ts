@@ -6,6 +6,7 @@ import { auditRoutes } from './routes.js';
 import { createAuditService } from './service.js';
 
 export { alongsideAudit, recordAudit, type AuditEvent, type AuditService } from './service.js';
+export type { AuditedRow } from './repo.js';
 
 export function registerAudit(app: FastifyInstance, deps: { db: Database; clock: Clock }) {
   const service = createAuditService(deps);

@@ -6,7 +6,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
-import { auditRepo } from './repo.js';
+import { auditRepo, type AuditedRow } from './repo.js';
 
 export interface AuditEvent {
   /** `<record>.<verb>`, e.g. `grievance.status_changed`, `api_key.revoked`. */
@@ -15,11 +15,17 @@ export interface AuditEvent {
   targetId: string | null;
   /** Ids, statuses and field names only: no names, emails, phones or free text. */
   details?: Record<string, unknown>;
+  /**
+   * The row the change writes, when the change may write nothing (it checks its conditions in its own
+   * statement): the entry is appended only with that row, with the row's `detailColumns` added to
+   * details. Pass the change to alongsideAudit, which sends the entry after it.
+   */
+  onlyWith?: AuditedRow;
 }
 
 /** Appends an entry inside the caller's tenant transaction, so the change and its record commit together. */
 export function recordAudit(tx: TenantTx, ctx: TenantContext, at: Date, e: AuditEvent): Promise<void> {
-  return auditRepo(tx).insert({
+  const entry = {
     id: uuidv7(),
     at,
     actor_type: ctx.actor.type,
@@ -29,13 +35,16 @@ export function recordAudit(tx: TenantTx, ctx: TenantContext, at: Date, e: Audit
     target_id: e.targetId,
     request_id: ctx.requestId,
     details: e.details ?? {},
-  });
+  };
+  return auditRepo(tx).insert(entry, e.onlyWith);
 }
 
 /**
  * Runs a change and appends its audit entry side by side in the same transaction: postgres.js pipelines
- * the two statements, so the entry costs no extra round trip. Both settle before the transaction ends,
- * so a change that fails (a 404 thrown by the caller afterwards included) rolls its entry back with it.
+ * the two statements, so the entry costs no extra round trip. The change's statement was queued first
+ * (the caller started it), and a connection runs its statements in order, so an entry with `onlyWith`
+ * sees what the change wrote. Both settle before the transaction ends, so a change that fails (a 404
+ * thrown by the caller afterwards included) rolls its entry back with it.
  */
 export async function alongsideAudit<T>(tx: TenantTx, ctx: TenantContext, at: Date, e: AuditEvent, change: Promise<T>): Promise<T> {
   const [done, audited] = await Promise.allSettled([change, recordAudit(tx, ctx, at, e)]);

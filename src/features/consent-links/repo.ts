@@ -1,6 +1,9 @@
 // Consent link SQL: requests, their link instances, the daily rollups and the outbox rows written with
 // them. Built from a tenant transaction; org_id is stamped here from it.
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import { isUuid } from '../../platform/ids.js';
+import type { AuditedRow } from '../audit/index.js';
+import type { CollectionPointRow } from '../collection-points/index.js';
 import type { ConsentAction } from './schemas.js';
 
 export interface RequestRow {
@@ -15,6 +18,22 @@ export interface RequestRow {
   completed_at: Date | null;
   consent_action: ConsentAction | null;
   regeneration_count: number;
+}
+
+/** What creating a request checked: its collection point and the point's asset status. */
+export interface CheckedCollectionPoint {
+  id: string;
+  display_id: string;
+  asset_id: string;
+  status: CollectionPointRow['status'];
+  asset_status: CollectionPointRow['status'];
+  /** Whether the request was created (the point is of the given asset, and both are active). */
+  created: boolean;
+}
+
+/** The request createRequest wrote, for the audit entry that must exist only with it. */
+export function createdRequest(requestId: string): AuditedRow {
+  return { table: 'consent_requests', id: requestId, detailColumns: ['asset_id', 'collection_point_id'] };
 }
 
 export interface OutboundMessage {
@@ -63,37 +82,66 @@ function whereOf(f: HistoryFilter, params: unknown[], window: { from: Date | nul
 
 export function consentLinkRepo(tx: TenantTx) {
   return {
-    /** Inserts the request, its first link instance, the day's rollup and the outbox rows: one statement. */
-    async insertRequest(r: {
+    /**
+     * Looks up the collection point (by UUID or display_id) with its asset, and creates the request only
+     * if the point is of asset `assetId` (null: matches none) and both are active: the request, its
+     * first link instance, the day's rollup and the outbox rows. One statement, so the checks cost no
+     * round trip of their own. Answers the point whether or not it created the request (null: no such
+     * point), so the caller can say which check failed.
+     */
+    async createRequest(r: {
       requestId: string;
       eventId: string;
-      assetId: string;
-      collectionPointId: string;
+      collectionPoint: string;
+      assetId: string | null;
       dpId: string | null;
       phone: string;
       tokenHash: string;
       at: Date;
       expiresAt: Date;
       messages: OutboundMessage[];
-    }): Promise<void> {
-      await tx.query(
-        `with req as (
+    }): Promise<CheckedCollectionPoint | null> {
+      const byId = isUuid(r.collectionPoint);
+      const rows = await tx.query<CheckedCollectionPoint>(
+        `with point as (
+           select cp.id, cp.display_id, cp.asset_id, cp.status, a.status as asset_status
+             from collection_points cp join assets a on a.org_id = cp.org_id and a.id = cp.asset_id
+            where cp.org_id = $1::uuid and ${byId ? 'cp.id = $4::uuid' : 'cp.display_id = $4::text'}
+         ), req as (
            insert into consent_requests (org_id, id, asset_id, collection_point_id, dp_id, phone, current_event_id, created_at, expires_at)
-           values ($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::text, $6::text, $7::uuid, $8::timestamptz, $9::timestamptz)
-           returning id
+           select $1::uuid, $2::uuid, point.asset_id, point.id, $5::text, $6::text, $7::uuid, $8::timestamptz, $9::timestamptz
+             from point
+            where point.asset_id = $3::uuid and point.status = 'active' and point.asset_status = 'active'
+           returning id, asset_id, collection_point_id
          ), ev as (
            insert into consent_link_events (org_id, id, request_id, token_hash, created_at, expires_at)
            select $1::uuid, $7::uuid, req.id, $10::text, $8::timestamptz, $9::timestamptz from req
          ), daily as (
            insert into consent_link_daily_counts (org_id, asset_id, day, collection_point_id, created, completed)
-           values ($1::uuid, $3::uuid, ($8::timestamptz at time zone 'UTC')::date, $4::uuid, 1, 0)
+           select $1::uuid, req.asset_id, ($8::timestamptz at time zone 'UTC')::date, req.collection_point_id, 1, 0 from req
            on conflict (org_id, asset_id, day, collection_point_id) do update set created = consent_link_daily_counts.created + 1
+         ), msgs as (
+           insert into outbound_messages (org_id, id, channel, recipient, body, request_id, event_id, status, next_attempt_at, created_at)
+           select $1::uuid, m.id, m.channel, m.recipient, m.body, req.id, $7::uuid, 'queued', $8::timestamptz, $8::timestamptz
+             from req cross join jsonb_to_recordset($11::text::jsonb) as m(id uuid, channel text, recipient text, body text)
          )
-         insert into outbound_messages (org_id, id, channel, recipient, body, request_id, event_id, status, next_attempt_at, created_at)
-         select $1::uuid, m.id, m.channel, m.recipient, m.body, $2::uuid, $7::uuid, 'queued', $8::timestamptz, $8::timestamptz
-           from jsonb_to_recordset($11::text::jsonb) as m(id uuid, channel text, recipient text, body text)`,
-        [tx.orgId, r.requestId, r.assetId, r.collectionPointId, r.dpId, r.phone, r.eventId, r.at, r.expiresAt, r.tokenHash, JSON.stringify(r.messages)],
+         select point.id, point.display_id, point.asset_id, point.status, point.asset_status, exists (select from req) as created
+           from point`,
+        [
+          tx.orgId,
+          r.requestId,
+          r.assetId,
+          byId ? r.collectionPoint.toLowerCase() : r.collectionPoint,
+          r.dpId,
+          r.phone,
+          r.eventId,
+          r.at,
+          r.expiresAt,
+          r.tokenHash,
+          JSON.stringify(r.messages),
+        ],
       );
+      return rows[0] ?? null;
     },
 
     async lockRequest(requestId: string): Promise<RequestRow | null> {

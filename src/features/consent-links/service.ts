@@ -9,9 +9,8 @@ import { AppError } from '../../platform/http/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { maskPhone, normalisePhone } from '../../platform/phone.js';
 import { newOpaqueToken } from '../../platform/crypto/opaque-tokens.js';
-import { findCollectionPoint } from '../collection-points/index.js';
 import { alongsideAudit } from '../audit/index.js';
-import { consentLinkRepo, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
+import { consentLinkRepo, createdRequest, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
 import { TIMESTAMP_MESSAGE, type ConsentAction, type DailyCountsInput, type CreateConsentLinkInput, type DuplicateConsentLinkInput, type HistoryQueryInput, type LinkStatus } from './schemas.js';
 
 export const MAX_REGENERATIONS = 5;
@@ -88,11 +87,41 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
       const phone = normalisePhone(input.phone, defaultCountryCode);
       const at = clock.now();
       const expiresAt = new Date(at.getTime() + (input.expiry_hours ?? 24) * HOUR);
+      // UUIDs are case-insensitive on input (the collection point is looked up that way too). A string
+      // the body schema takes as a UUID but PostgreSQL would not (urn:uuid:…) matches no asset.
+      const assetId = input.asset_id.toLowerCase();
       return withTenant(db, ctx.orgId, async (tx) => {
-        const point = await findCollectionPoint(tx, input.collection_point_id);
+        const requestId = uuidv7();
+        const eventId = uuidv7();
+        const { token, hash } = newOpaqueToken();
+        const link = consentLinkUrl(publicUrl, ctx.slug, token);
+        const messages = messagesFor(ctx, link, expiresAt, { phone: input.send_sms === false ? undefined : phone, email: input.email?.toLowerCase() });
+        // Ids and channels only: never the phone, the email or the dp_id. The asset and the collection
+        // point's UUID come from the request row, which exists only if the checks below pass.
+        const event = {
+          action: 'consent_link.created',
+          targetType: 'consent_link',
+          targetId: requestId,
+          details: { event_id: eventId, channels: messages.map((m) => m.channel) },
+          onlyWith: createdRequest(requestId),
+        };
+        // The checks run in the insert's own statement, and the audit entry is sent with it: one
+        // round trip with BEGIN, then COMMIT. A refusal below rolls back a transaction that wrote nothing.
+        const creating = consentLinkRepo(tx).createRequest({
+          requestId,
+          eventId,
+          collectionPoint: input.collection_point_id,
+          assetId: isUuid(assetId) ? assetId : null,
+          dpId: input.dp_id ?? null,
+          phone,
+          tokenHash: hash,
+          at,
+          expiresAt,
+          messages,
+        });
+        const point = await alongsideAudit(tx, ctx, at, event, creating);
         if (!point) throw new AppError('not_found', 'Collection point not found');
-        // UUIDs are case-insensitive on input (the collection point is looked up that way too).
-        if (point.asset_id !== input.asset_id.toLowerCase()) {
+        if (point.asset_id !== assetId) {
           throw new AppError('bad_request', 'asset_id is not the asset of this collection point', [
             { field: 'asset_id', message: `is not the asset of collection point ${point.display_id}` },
           ]);
@@ -103,31 +132,7 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
             { field: 'collection_point_id', message: 'is inactive' },
           ]);
         }
-        const requestId = uuidv7();
-        const eventId = uuidv7();
-        const { token, hash } = newOpaqueToken();
-        const link = consentLinkUrl(publicUrl, ctx.slug, token);
-        const messages = messagesFor(ctx, link, expiresAt, { phone: input.send_sms === false ? undefined : phone, email: input.email?.toLowerCase() });
-        // Ids and channels only: never the phone, the email or the dp_id.
-        const event = {
-          action: 'consent_link.created',
-          targetType: 'consent_link',
-          targetId: requestId,
-          details: { event_id: eventId, asset_id: point.asset_id, collection_point_id: point.id, channels: messages.map((m) => m.channel) },
-        };
-        const inserting = consentLinkRepo(tx).insertRequest({
-          requestId,
-          eventId,
-          assetId: point.asset_id,
-          collectionPointId: point.id,
-          dpId: input.dp_id ?? null,
-          phone,
-          tokenHash: hash,
-          at,
-          expiresAt,
-          messages,
-        });
-        await alongsideAudit(tx, ctx, at, event, inserting);
+        if (!point.created) throw new Error('consent request not created although its collection point passed the checks');
         return { request_id: requestId, event_id: eventId, consent_link: link, expires_at: expiresAt, delivery_status: deliveryStatus(messages) };
       });
     },
