@@ -808,10 +808,11 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
       }
     }
     for (const r of results) {
-      if (!r.service || !r.baseline) continue;
+      // A server with no answer at all has no ratio (the failure is reported instead).
+      if (!r.service || !r.baseline || r.service.requests === 0 || r.baseline.requests === 0) continue;
       r.ratio = { rps: r.service.rps / r.baseline.rps, p99: r.service.p99 / r.baseline.p99 };
       const [sr, br] = [r.service.rounds, r.baseline.rounds];
-      if (sr && br && sr.length === br.length) r.roundRatios = sr.map((x, i) => x.rps / br[i]!.rps);
+      if (sr && br && sr.length === br.length) r.roundRatios = sr.map((x, i) => (br[i]!.rps > 0 ? x.rps / br[i]!.rps : NaN));
       r.target.met = r.ratio.rps >= r.target.rps && (r.target.p99 === null || r.ratio.p99 <= r.target.p99);
     }
 
@@ -957,7 +958,7 @@ function markdown(report: Report): string {
       const target = `≥ ${Math.round(e.target.rps * 100)}%` + (e.target.p99 !== null ? `, p99 ≤ ${e.target.p99}×` : '');
       out.push(
         `| ${e.name} | ${int(e.service?.rps)} | ${int(e.baseline?.rps)} | ${e.ratio ? `${Math.round(e.ratio.rps * 100)}%` : '-'} | ` +
-          (perRound ? `${e.roundRatios ? e.roundRatios.map((x) => `${Math.round(x * 100)}%`).join(', ') : '-'} | ` : '') +
+          (perRound ? `${e.roundRatios ? e.roundRatios.map((x) => (Number.isFinite(x) ? `${Math.round(x * 100)}%` : '-')).join(', ') : '-'} | ` : '') +
           `${f2(e.service?.p50)} / ${f2(e.service?.p99)} | ${f2(e.baseline?.p50)} / ${f2(e.baseline?.p99)} | ${e.ratio ? `${f2(e.ratio.p99)}×` : '-'} | ` +
           `${int((e.service?.non2xx ?? 0) + (e.service?.errors ?? 0))} / ${int((e.baseline?.non2xx ?? 0) + (e.baseline?.errors ?? 0))} | ` +
           `${cpuCell(e.service, withDb)} / ${cpuCell(e.baseline, withDb)} | ${target} | ${e.target.met === null ? '-' : e.target.met ? 'yes' : '**no**'} |`,
