@@ -164,6 +164,25 @@ interface RunningServer {
 const SERVICE_DIST = args.dist ? resolve(args.dist) : join(ROOT, 'dist');
 const SERVE_FROM_DIST = `import(${JSON.stringify(pathToFileURL(join(SERVICE_DIST, 'cli/main.js')).href)}).then(async (m) => { process.exitCode = await m.main(['serve']); })`;
 
+/**
+ * The Node flags `npm start` runs the service with (package.json's start script, e.g. --v8-pool-size=1;
+ * docs/operations.md): both servers get them, so the service is measured as it is run, and the ratio
+ * measures the service's own work, not a flag.
+ */
+function startScriptNodeFlags(startScript: string): string[] {
+  const words = startScript.trim().split(/\s+/);
+  if (words[0] !== 'node') return [];
+  const flags: string[] = [];
+  for (const w of words.slice(1)) {
+    if (!w.startsWith('--')) break;
+    flags.push(w);
+  }
+  return flags;
+}
+const NODE_FLAGS = startScriptNodeFlags(
+  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '',
+);
+
 /** Builds dist/ when src/ is newer than it, as bin/assent.mjs does (its help verb builds, then exits 0). */
 function buildDist(): void {
   if (args.dist) return;
@@ -207,8 +226,8 @@ async function startServer(kind: ServerKind, store: StoreTarget, pinning: Pinnin
   const port = await freePort();
   const node =
     kind === 'service'
-      ? [process.execPath, ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), '--input-type=module', '-e', SERVE_FROM_DIST]
-      : [process.execPath, ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), '--import', 'tsx', join(ROOT, 'bench/baseline.ts')];
+      ? [process.execPath, ...NODE_FLAGS, ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), '--input-type=module', '-e', SERVE_FROM_DIST]
+      : [process.execPath, ...NODE_FLAGS, ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), '--import', 'tsx', join(ROOT, 'bench/baseline.ts')];
   const argv = pinning.pinned ? ['taskset', '-c', '1', ...node] : node;
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BASE_DOMAIN: 'localhost' };
   for (const k of ['DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'PUBLIC_URL', 'TRUST_PROXY', 'ASSENT_RLS', 'NODE_OPTIONS']) delete env[k];
@@ -931,6 +950,7 @@ function markdown(report: Report): string {
   out.push(`Command: \`${report.command}\`${report.service === 'dist' ? '' : ` (service from ${report.service}/)`}  `);
   out.push(`Machine: ${report.machine.cpu}, ${report.machine.cpus} CPUs, ${report.machine.memoryGb} GB, ${report.machine.os}, Node ${report.machine.node}  `);
   out.push(`Pinning: ${report.pinning.pinned ? `server on ${report.pinning.server}, load generator on ${report.pinning.loadGenerator}` : report.pinning.note}  `);
+  if (report.nodeFlags) out.push(`Node flags: ${report.nodeFlags.length ? report.nodeFlags.map((f) => `\`${f}\``).join(' ') : 'none'} (npm start's, for both servers)  `);
   out.push(
     `Load: autocannon, ${report.options.connections} connections, ${report.options.duration} s per endpoint after a ${report.options.warmup} s warm-up; ` +
       orderNote(report.options.rounds ?? 1),
@@ -1013,6 +1033,8 @@ interface Report {
   command: string;
   machine: { cpu: string; cpus: number; memoryGb: number; os: string; node: string };
   pinning: Pinning;
+  /** Node flags both servers ran with: npm start's (package.json). */
+  nodeFlags?: string[];
   options: typeof opts;
   targets: { readRps: number; readP99: number; writeRps: number; rssMb: number; note: string };
   stores: StoreResult[];
@@ -1043,6 +1065,7 @@ function failuresOf(stores: StoreResult[]): string[] {
 async function main(): Promise<number> {
   const pinning = pinCores();
   log(pinning.pinned ? `pinned: servers on ${pinning.server}, load generator on ${pinning.loadGenerator}` : pinning.note);
+  log(`node flags for both servers (npm start's): ${NODE_FLAGS.join(' ') || 'none'}`);
   buildDist();
   const workDir = mkdtempSync(join(os.tmpdir(), 'assent-bench-run-'));
   const started = new Date();
@@ -1075,6 +1098,7 @@ async function main(): Promise<number> {
       node: process.versions.node,
     },
     pinning,
+    nodeFlags: NODE_FLAGS,
     options: opts,
     targets: {
       readRps: READ_RPS,
