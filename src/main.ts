@@ -4,8 +4,10 @@
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openStore } from './platform/db/store.js';
+import { tuneHeap } from './platform/heap.js';
 
 export async function serve(config: Config): Promise<void> {
+  tuneHeap(config);
   const store = await openStore(config, 'server');
   let app;
   try {
