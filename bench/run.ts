@@ -170,14 +170,10 @@ const SERVE_FROM_DIST = `import(${JSON.stringify(pathToFileURL(join(SERVICE_DIST
  * measures the service's own work, not a flag.
  */
 function startScriptNodeFlags(startScript: string): string[] {
-  const words = startScript.trim().split(/\s+/);
-  if (words[0] !== 'node') return [];
-  const flags: string[] = [];
-  for (const w of words.slice(1)) {
-    if (!w.startsWith('--')) break;
-    flags.push(w);
-  }
-  return flags;
+  const [command, ...rest] = startScript.trim().split(/\s+/);
+  if (command !== 'node') return [];
+  const firstNonFlag = rest.findIndex((w) => !w.startsWith('--'));
+  return firstNonFlag === -1 ? rest : rest.slice(0, firstNonFlag);
 }
 const NODE_FLAGS = startScriptNodeFlags(
   (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '',

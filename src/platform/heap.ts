@@ -20,10 +20,9 @@ export function heapFlagFor(config: Pick<Config, 'databaseUrl'>): string | null 
 /**
  * Applies heapFlagFor(config) to this process. V8 reads the growing factor at every full collection,
  * so setting it once the process runs takes effect from the next one (Node cannot take this flag in
- * NODE_OPTIONS, so the server sets it itself, however it was started). Returns the flag set, or null.
+ * NODE_OPTIONS, so the server sets it itself, however it was started).
  */
-export function tuneHeap(config: Pick<Config, 'databaseUrl'>): string | null {
+export function tuneHeap(config: Pick<Config, 'databaseUrl'>): void {
   const flag = heapFlagFor(config);
   if (flag) v8.setFlagsFromString(flag);
-  return flag;
 }
