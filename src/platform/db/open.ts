@@ -51,6 +51,12 @@ function tenantForTransaction(orgId: string): string {
   return `set local app.org_id = '${orgId}'`;
 }
 
+/** `set app.org_id = '<uuid>'`: the tenant for the session, for a tenant read on a PostgreSQL read lane (same checks). */
+function tenantForSession(orgId: string): string {
+  assertUuid(orgId);
+  return `set app.org_id = '${orgId}'`;
+}
+
 /**
  * PGlite is one connection, shared by system and tenant work. Every use goes through one queue, so
  * the connection's session state (role, tenant) is always known here, and is changed only when the
@@ -148,6 +154,29 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
 type Sql = postgres.Sql;
 type Params = postgres.ParameterOrJSON<never>[];
 
+/**
+ * A prepared statement for a read lane that postgres.js will not send again. When the server refuses a
+ * statement it had prepared (a schema change invalidated its plan), postgres.js prepares and sends it
+ * again after what is already queued on the connection; with several reads pipelined on one
+ * connection it then loses track of which answer belongs to which query (postgres.js 3.4.9: answers
+ * delivered to the wrong query, a TypeError, queries that never settle; test/contract/isolation.test.ts
+ * reproduces it). A query whose `retried` is already set is not sent again: postgres.js rejects it
+ * with that value instead, whatever the server's error was, so the caller learns only that the server
+ * refused it. The test above fails if a later postgres.js stops honouring this.
+ */
+/** The server's errors for a prepared statement that a schema change (or DEALLOCATE) invalidated. */
+function invalidatedStatement(e: unknown): boolean {
+  const routine = (e as { routine?: unknown } | null)?.routine;
+  return routine === 'RevalidateCachedQuery' || routine === 'FetchPreparedStatement';
+}
+
+function reportNotResend(client: Sql, text: string, params: readonly unknown[] | undefined) {
+  const marker = { refusedByServer: true };
+  const statement = client.unsafe(text, (params ?? []) as Params, { prepare: true });
+  (statement as unknown as { retried: unknown }).retried = marker;
+  return { statement, marker };
+}
+
 async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes = READ_LANES): Promise<Database> {
   const common = { onnotice: () => {} } as const;
   // The owner: migrations, and the lookups made before a tenant is known. Bypasses row-level security.
@@ -157,16 +186,37 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes 
   // transaction; the only per-transaction set-up left is the tenant.
   const tenantConnection = { application_name: 'assent-tenant', ...(rls ? { role: TENANT_ROLE } : {}) };
   const tenantSql = postgres(url, { ...common, max: poolSize, connection: tenantConnection });
-  const lanes = Array.from({ length: Math.max(1, readLanes) }, () => ({
-    sql: postgres(url, { ...common, max: 1, connection: tenantConnection }),
-    inFlight: 0,
-  }));
+  const laneClient = () => postgres(url, { ...common, max: 1, connection: tenantConnection });
+  const lanes = Array.from({ length: Math.max(1, readLanes) }, () => ({ sql: laneClient(), inFlight: 0 }));
   const wrap = (s: Sql | postgres.TransactionSql | postgres.ReservedSql): Queryable => ({
     async query<T>(text: string, params?: readonly unknown[]) {
       const rows = await s.unsafe(text, (params ?? []) as Params, { prepare: true });
       return rows as unknown as T[];
     },
   });
+  const tenantTransaction: Database['tenantTransaction'] = async (orgId, fn) => {
+    // The role comes with the tenant connection; BEGIN and the tenant are one message.
+    const open = `begin; ${tenantForTransaction(orgId)}`;
+    // A reserved connection rather than sql.begin(), which waits for BEGIN before anything else:
+    // here the opening and fn's first statement leave in one write (pipelined), so a one-statement
+    // transaction costs two round trips (that, then COMMIT) instead of three.
+    const conn = await tenantSql.reserve();
+    let inTransaction = true;
+    try {
+      const opened = conn.unsafe(open).execute();
+      opened.catch(() => {});
+      const result = await fn(wrap(conn));
+      await opened;
+      await conn.unsafe('commit');
+      inTransaction = false;
+      return result;
+    } catch (e) {
+      if (inTransaction) await conn.unsafe('rollback').catch(() => {});
+      throw e;
+    } finally {
+      conn.release();
+    }
+  };
   await sql`select 1`;
   return {
     kind: 'postgres',
@@ -181,55 +231,51 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes 
         await sql.unsafe(script);
       },
     },
-    async tenantTransaction(orgId, fn) {
-      // The role comes with the tenant connection; BEGIN and the tenant are one message.
-      const open = `begin; ${tenantForTransaction(orgId)}`;
-      // A reserved connection rather than sql.begin(), which waits for BEGIN before anything else:
-      // here the opening and fn's first statement leave in one write (pipelined), so a one-statement
-      // transaction costs two round trips (that, then COMMIT) instead of three.
-      const conn = await tenantSql.reserve();
-      let inTransaction = true;
-      try {
-        const opened = conn.unsafe(open).execute();
-        opened.catch(() => {});
-        const result = await fn(wrap(conn));
-        await opened;
-        await conn.unsafe('commit');
-        inTransaction = false;
-        return result;
-      } catch (e) {
-        if (inTransaction) await conn.unsafe('rollback').catch(() => {});
-        throw e;
-      } finally {
-        conn.release();
-      }
-    },
+    tenantTransaction,
     async tenantQuery<T>(orgId: string, text: string, params?: readonly unknown[]): Promise<T[]> {
-      const open = `begin; ${tenantForTransaction(orgId)}`;
-      // The whole transaction is queued at once on the least busy lane, behind other requests' reads:
-      // postgres.js pipelines a connection's queue, so they share writes, round trips and wake-ups of
-      // the server. Its three messages are queued in this tick, so nothing can come between them, and
-      // it carries its tenant only inside its own transaction: COMMIT (or the ROLLBACK it turns into
-      // after a failure) ends it before the next one on the lane begins.
+      const setTenant = tenantForSession(orgId);
+      // Two messages queued at once on the least busy lane, behind other requests' reads: the tenant
+      // for the lane's session, then the statement. postgres.js pipelines a lane's queue in order, so
+      // they share writes, round trips and wake-ups of the server, and, queued in the same tick, nothing
+      // can come between them: the statement runs with this read's tenant. Lanes run nothing but tenant
+      // reads, and every read sets its own tenant first, so no statement runs with another's. No
+      // transaction: BEGIN and COMMIT cost more than the tenant (docs/architecture.md, "Tenant reads").
       const lane = lanes.reduce((a, b) => (b.inFlight < a.inFlight ? b : a));
+      const client = lane.sql;
+      const refused = reportNotResend(client, text, params);
       lane.inFlight++;
+      let outcome: [PromiseSettledResult<unknown>, PromiseSettledResult<unknown>];
       try {
-        const sent = [
-          lane.sql.unsafe(open).execute(),
-          lane.sql.unsafe(text, (params ?? []) as Params, { prepare: true }).execute(),
-          lane.sql.unsafe('commit').execute(),
-        ];
-        const settled = await Promise.allSettled(sent);
-        const failed = settled.find((r) => r.status === 'rejected');
-        if (failed) throw (failed as PromiseRejectedResult).reason;
-        // A statement that failed and was sent again by postgres.js (after a schema change invalidated
-        // it) ran outside this transaction: COMMIT then reports ROLLBACK, and its rows are not used.
-        const commit = (settled[2] as PromiseFulfilledResult<{ command?: string }>).value;
-        if (commit.command !== 'COMMIT') throw new Error(`tenant read ended in ${commit.command ?? 'an unknown state'}, not COMMIT`);
-        return (settled[1] as PromiseFulfilledResult<unknown>).value as T[];
+        outcome = await Promise.allSettled([client.unsafe(setTenant).execute(), refused.statement.execute()]);
       } finally {
         lane.inFlight--;
       }
+      const [tenantSet, answered] = outcome;
+      // The statement was sent before the tenant was known to be set: if setting it failed, its answer
+      // is not used.
+      if (tenantSet.status === 'rejected') throw tenantSet.reason;
+      if (answered.status === 'fulfilled') return answered.value as T[];
+      if (answered.reason !== refused.marker) throw answered.reason;
+      // The server refused the statement. Either the statement is wrong (its error comes back again
+      // below) or the lane's prepared copy of it was invalidated by a schema change (the statement then
+      // answers below, and the lane gets a fresh client, which prepares its statements anew). The
+      // tenant transaction runs it on a connection of its own, with its own tenant. A pooled connection
+      // may hold an invalidated copy too: it fails once there (postgres.js drops that copy), and the
+      // read is sent again: each connection can fail so once, so at most one more time than the pool has connections.
+      let rows: T[];
+      for (let attempt = 1; ; attempt++) {
+        try {
+          rows = await tenantTransaction(orgId, (tx) => tx.query<T>(text, params));
+          break;
+        } catch (e) {
+          if (attempt > poolSize || !invalidatedStatement(e)) throw e;
+        }
+      }
+      if (lane.sql === client) {
+        lane.sql = laneClient();
+        void client.end({ timeout: 5 }).catch(() => {});
+      }
+      return rows;
     },
     close: async () => {
       await Promise.all([sql, tenantSql, ...lanes.map((l) => l.sql)].map((s) => s.end({ timeout: 5 })));
