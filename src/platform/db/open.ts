@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import type { Database, Queryable, ScriptRunner } from './types.js';
+import { simpleQuery } from './pglite-simple-query.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -94,7 +95,7 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
     if (session?.orgId !== to.orgId) steps.push(to.orgId === null ? 'reset app.org_id' : `set app.org_id = '${to.orgId}'`);
     if (steps.length === 0) return;
     session = null;
-    await pg.exec(steps.join('; '));
+    await simpleQuery(pg, steps.join('; '));
     session = to;
   }
   const asOwner = () => change({ tenantRole: false, orgId: null });
