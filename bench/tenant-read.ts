@@ -1,17 +1,22 @@
-// How a one-statement tenant read is sent to PostgreSQL, measured without HTTP: the store's own
-// tenantQuery (the tenant for the lane's session, then the statement) against the three-message read
-// it replaced (BEGIN + tenant, the statement, COMMIT, on the same lanes) and a bare prepared statement
-// on a pool (as bench/baseline.ts runs it). Each runs 50 concurrent loops of the nominee list's
-// statement for random seeded users, in this process; prints reads/s and CPU µs per read of this
-// process and of the PostgreSQL backends it uses.
-//   npm run bench -- --store postgres --keep-data ...   (prints the kept database)
-//   npx tsx bench/tenant-read.ts postgres://postgres@127.0.0.1:5432/<kept database> [seconds] [rounds]
+// How a one-statement tenant read is sent, measured without HTTP, on a store seeded by the bench.
+// PostgreSQL: the store's own tenantQuery (the tenant for the lane's session, then the statement)
+// against the three-message read it replaced (BEGIN + tenant, the statement, COMMIT, on the same
+// lanes) and a bare prepared statement on a pool (as bench/baseline.ts runs it). PGlite: the store's
+// tenantQuery (the tenant in one Query message, then the statement) against the same with PGlite's
+// exec() for the tenant (before 2026-11-24) and the bare statement. Each runs 50 concurrent loops of
+// the nominee list's statement for random seeded users, in this process; prints reads/s and CPU µs
+// per read of this process and, on PostgreSQL, of the backends it uses.
+//   npm run bench -- --store postgres|pglite --keep-data ...   (prints the kept database or directory)
+//   npx tsx bench/tenant-read.ts <postgres:// URL | PGlite data directory> [seconds] [rounds]
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
+import { PGlite } from '@electric-sql/pglite';
 import { openDatabase } from '../src/platform/db/open.js';
+import { DEFAULT_PGLITE_SHARED_BUFFERS } from '../src/config.js';
 
-const [url, secondsArg, roundsArg] = process.argv.slice(2);
-if (!url) throw new Error('usage: tsx bench/tenant-read.ts <postgres url of a seeded database> [seconds] [rounds]');
+const [target, secondsArg, roundsArg] = process.argv.slice(2);
+if (!target) throw new Error('usage: tsx bench/tenant-read.ts <postgres:// URL | PGlite data directory> [seconds] [rounds]');
+const onPostgres = /^postgres(ql)?:\/\//.test(target);
 const seconds = Number(secondsArg ?? 5);
 const rounds = Number(roundsArg ?? 2);
 const CONCURRENCY = 50;
@@ -29,11 +34,11 @@ interface Variant {
 
 const common = { onnotice: () => {}, connection: { application_name: APP } } as const;
 
-const variants: Variant[] = [
+const postgresVariants: Variant[] = [
   {
     name: 'bare statement on a pool of 10 (the baseline)',
     async open() {
-      const sql = postgres(url, { ...common, max: 10 });
+      const sql = postgres(target, { ...common, max: 10 });
       return { read: (org, user) => sql.unsafe(TEXT, [org, user], { prepare: true }), close: () => sql.end() };
     },
   },
@@ -41,7 +46,7 @@ const variants: Variant[] = [
     name: 'BEGIN + tenant, statement, COMMIT on 4 lanes (before 2026-11-24)',
     async open() {
       const connection = { application_name: APP, role: 'assent_app' };
-      const lanes = Array.from({ length: 4 }, () => ({ sql: postgres(url, { ...common, max: 1, connection }), inFlight: 0 }));
+      const lanes = Array.from({ length: 4 }, () => ({ sql: postgres(target, { ...common, max: 1, connection }), inFlight: 0 }));
       return {
         async read(org, user) {
           const lane = lanes.reduce((a, b) => (b.inFlight < a.inFlight ? b : a));
@@ -64,19 +69,75 @@ const variants: Variant[] = [
   {
     name: "the store's tenantQuery: tenant, statement on 4 lanes",
     async open() {
-      const db = await openDatabase({ databaseUrl: url, dataDir: 'memory://' });
+      const db = await openDatabase({ databaseUrl: target, dataDir: 'memory://' });
       return { read: (org, user) => db.tenantQuery(org, TEXT, [org, user]), close: () => db.close() };
     },
   },
 ];
 
-const admin = postgres(url, { max: 1, onnotice: () => {} });
-const database = new URL(url).pathname.slice(1);
-const pairs = await admin<{ org_id: string; client_user_id: string }[]>`select org_id, client_user_id from nominees order by random() limit 5000`;
+const pgliteParams = ['-c', `shared_buffers=${DEFAULT_PGLITE_SHARED_BUFFERS}`];
+/** PGlite is one connection: reads wait their turn, as the store's queue makes them. */
+function oneAtATime(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (fn) => {
+    const run = tail.then(fn);
+    tail = run.catch(() => {});
+    return run;
+  };
+}
+const pgliteVariants: Variant[] = [
+  {
+    name: 'bare statement (the baseline)',
+    async open() {
+      const pg = await PGlite.create(target, { startParams: [...PGlite.defaultStartParams, ...pgliteParams] });
+      return { read: (org, user) => pg.query(TEXT, [org, user]), close: () => pg.close() };
+    },
+  },
+  {
+    name: 'tenant through exec(), statement (before 2026-11-24)',
+    async open() {
+      const pg = await PGlite.create(target, { startParams: [...PGlite.defaultStartParams, ...pgliteParams] });
+      await pg.exec('set role assent_app');
+      const queue = oneAtATime();
+      return {
+        read: (org, user) =>
+          queue(async () => {
+            await pg.exec(`set app.org_id = '${org}'`);
+            return pg.query(TEXT, [org, user]);
+          }),
+        close: () => pg.close(),
+      };
+    },
+  },
+  {
+    name: "the store's tenantQuery: tenant in one message, statement",
+    async open() {
+      const db = await openDatabase({ databaseUrl: null, dataDir: target, sharedBuffers: DEFAULT_PGLITE_SHARED_BUFFERS });
+      return { read: (org, user) => db.tenantQuery(org, TEXT, [org, user]), close: () => db.close() };
+    },
+  },
+];
+const variants = onPostgres ? postgresVariants : pgliteVariants;
+
+const admin = onPostgres ? postgres(target, { max: 1, onnotice: () => {} }) : null;
+const database = onPostgres ? new URL(target).pathname.slice(1) : target;
+const pairs = await samplePairs();
 if (pairs.length === 0) throw new Error('no nominees: seed the database first (npm run bench -- --keep-data)');
+
+async function samplePairs(): Promise<{ org_id: string; client_user_id: string }[]> {
+  const text = 'select org_id, client_user_id from nominees order by random() limit 5000';
+  if (admin) return admin.unsafe(text);
+  const pg = await PGlite.create(target!);
+  try {
+    return (await pg.query<{ org_id: string; client_user_id: string }>(text)).rows;
+  } finally {
+    await pg.close();
+  }
+}
 
 /** Every backend on the benchmark database but the admin connection's (the store names its own connections). */
 async function backendPids(): Promise<number[]> {
+  if (!admin) return [];
   const rows = await admin<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${database} and pid <> pg_backend_pid()`;
   return rows.map((r) => r.pid);
 }
@@ -106,8 +167,8 @@ async function drive(read: Read, ms: number): Promise<number> {
   return count;
 }
 
-console.log(`tenant reads, ${CONCURRENCY} concurrent, ${seconds} s each after 1.5 s of warm-up, ${rounds} rounds, database ${database}`);
-console.log('| way | reads/s | CPU µs/read: this process | PostgreSQL backends |');
+console.log(`tenant reads, ${CONCURRENCY} concurrent, ${seconds} s each after 1.5 s of warm-up, ${rounds} rounds, ${onPostgres ? 'database' : 'PGlite in'} ${database}`);
+console.log(`| way | reads/s | CPU µs/read: this process | ${onPostgres ? 'PostgreSQL backends' : '(PGlite runs in this process)'} |`);
 console.log('|---|---:|---:|---:|');
 for (let round = 1; round <= rounds; round++) {
   for (const v of variants) {
@@ -122,7 +183,8 @@ for (let round = 1; round <= rounds; round++) {
     const cpu = process.cpuUsage(cpu0);
     const pg1 = pids.reduce((s, p) => s + cpuMicros(p), 0);
     await close();
-    console.log(`| ${v.name} (round ${round}) | ${Math.round(n / elapsed).toLocaleString('en')} | ${((cpu.user + cpu.system) / n).toFixed(1)} | ${((pg1 - pg0) / n).toFixed(1)} |`);
+    const backends = onPostgres ? ((pg1 - pg0) / n).toFixed(1) : '-';
+    console.log(`| ${v.name} (round ${round}) | ${Math.round(n / elapsed).toLocaleString('en')} | ${((cpu.user + cpu.system) / n).toFixed(1)} | ${backends} |`);
   }
 }
-await admin.end();
+await admin?.end();
