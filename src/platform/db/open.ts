@@ -155,6 +155,12 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
 type Sql = postgres.Sql;
 type Params = postgres.ParameterOrJSON<never>[];
 
+/** The server's errors for a prepared statement that a schema change (or DEALLOCATE) invalidated. */
+function invalidatedStatement(e: unknown): boolean {
+  const routine = (e as { routine?: unknown } | null)?.routine;
+  return routine === 'RevalidateCachedQuery' || routine === 'FetchPreparedStatement';
+}
+
 /**
  * A prepared statement for a read lane that postgres.js will not send again. When the server refuses a
  * statement it had prepared (a schema change invalidated its plan), postgres.js prepares and sends it
@@ -163,14 +169,8 @@ type Params = postgres.ParameterOrJSON<never>[];
  * delivered to the wrong query, a TypeError, queries that never settle; test/contract/isolation.test.ts
  * reproduces it). A query whose `retried` is already set is not sent again: postgres.js rejects it
  * with that value instead, whatever the server's error was, so the caller learns only that the server
- * refused it. The test above fails if a later postgres.js stops honouring this.
+ * refused it. That test fails if a later postgres.js stops honouring this.
  */
-/** The server's errors for a prepared statement that a schema change (or DEALLOCATE) invalidated. */
-function invalidatedStatement(e: unknown): boolean {
-  const routine = (e as { routine?: unknown } | null)?.routine;
-  return routine === 'RevalidateCachedQuery' || routine === 'FetchPreparedStatement';
-}
-
 function reportNotResend(client: Sql, text: string, params: readonly unknown[] | undefined) {
   const marker = { refusedByServer: true };
   const statement = client.unsafe(text, (params ?? []) as Params, { prepare: true });
@@ -260,9 +260,10 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes 
       // The server refused the statement. Either the statement is wrong (its error comes back again
       // below) or the lane's prepared copy of it was invalidated by a schema change (the statement then
       // answers below, and the lane gets a fresh client, which prepares its statements anew). The
-      // tenant transaction runs it on a connection of its own, with its own tenant. A pooled connection
-      // may hold an invalidated copy too: it fails once there (postgres.js drops that copy), and the
-      // read is sent again: each connection can fail so once, so at most one more time than the pool has connections.
+      // tenant transaction runs it on a connection of its own, with its own tenant (a read has no
+      // effect to repeat). A pooled connection may hold an invalidated copy too: it fails there once
+      // (postgres.js drops that copy) and the read is sent again, so at most one time more than the
+      // pool has connections.
       let rows: T[];
       for (let attempt = 1; ; attempt++) {
         try {

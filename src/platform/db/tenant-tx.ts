@@ -11,9 +11,10 @@ export function withTenant<T>(db: Database, orgId: string, fn: (tx: TenantTx) =>
 }
 
 /**
- * A TenantTx whose every statement is its own tenant transaction, sent in one round trip on
- * PostgreSQL (Database.tenantQuery): for reads that are one statement. Same role, same org_id, same
- * row-level security; only atomicity across statements is given up, so never use it for writes.
+ * A TenantTx whose every statement runs on its own with its tenant, in one round trip on PostgreSQL
+ * (Database.tenantQuery): for reads that are one statement. Same role, same org_id, same row-level
+ * security; atomicity across statements is given up, and a failed read may be sent again, so never
+ * use it for writes.
  */
 export function tenantReads(db: Database, orgId: string): TenantTx {
   return { orgId, query: (text, params) => db.tenantQuery(orgId, text, params) };

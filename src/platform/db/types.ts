@@ -23,8 +23,9 @@ export interface Database {
   /** Runs fn in one transaction as the `assent_app` role with `app.org_id` set: row-level security applies. */
   tenantTransaction<T>(orgId: string, fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
-   * One statement in its own tenant transaction, sent with BEGIN, the set-up and COMMIT in a single
-   * round trip on PostgreSQL: for the hot one-statement reads.
+   * One read statement with its tenant, for the hot one-statement reads: on PostgreSQL the tenant for
+   * a read lane's session and the statement, pipelined (one round trip); on PGlite the tenant for the
+   * session, then the statement. Not a transaction, and run again after some failures: never a write.
    */
   tenantQuery<T = Record<string, unknown>>(orgId: string, text: string, params?: readonly unknown[]): Promise<T[]>;
   close(): Promise<void>;
