@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { PGlite } from '@electric-sql/pglite';
-import { openDatabase } from '../src/platform/db/open.js';
+import { openDatabase, serialQueue } from '../src/platform/db/open.js';
 import { DEFAULT_PGLITE_SHARED_BUFFERS } from '../src/config.js';
 
 const [target, secondsArg, roundsArg] = process.argv.slice(2);
@@ -76,15 +76,6 @@ const postgresVariants: Variant[] = [
 ];
 
 const pgliteParams = ['-c', `shared_buffers=${DEFAULT_PGLITE_SHARED_BUFFERS}`];
-/** PGlite is one connection: reads wait their turn, as the store's queue makes them. */
-function oneAtATime(): <T>(fn: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (fn) => {
-    const run = tail.then(fn);
-    tail = run.catch(() => {});
-    return run;
-  };
-}
 const pgliteVariants: Variant[] = [
   {
     name: 'bare statement (the baseline)',
@@ -98,7 +89,8 @@ const pgliteVariants: Variant[] = [
     async open() {
       const pg = await PGlite.create(target, { startParams: [...PGlite.defaultStartParams, ...pgliteParams] });
       await pg.exec('set role assent_app');
-      const queue = oneAtATime();
+      // PGlite is one connection: reads wait their turn, as the store's queue makes them.
+      const queue = serialQueue();
       // As the store did: the tenant is set only when it differs from the session's.
       let session: string | null = null;
       return {

@@ -52,10 +52,20 @@ function tenantForTransaction(orgId: string): string {
   return `set local app.org_id = '${orgId}'`;
 }
 
-/** `set app.org_id = '<uuid>'`: the tenant for the session, for a tenant read on a PostgreSQL read lane (same checks). */
+/** `set app.org_id = '<uuid>'`: the tenant for the session (a PGlite session, a PostgreSQL read lane); same checks. */
 function tenantForSession(orgId: string): string {
   assertUuid(orgId);
   return `set app.org_id = '${orgId}'`;
+}
+
+/** A queue that runs each function after the previous one has settled (PGlite's one connection). */
+export function serialQueue(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (fn) => {
+    const run = tail.then(fn);
+    tail = run.catch(() => {});
+    return run;
+  };
 }
 
 /**
@@ -81,18 +91,13 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
   // The connection itself, for work that already holds the queue below.
   const direct = wrap(pg);
 
-  let tail: Promise<unknown> = Promise.resolve();
-  const oneAtATime = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = tail.then(fn);
-    tail = run.catch(() => {});
-    return run;
-  };
+  const oneAtATime = serialQueue();
   // null: not known (a change that failed half-way); reset before the next use.
   let session: { tenantRole: boolean; orgId: string | null } | null = { tenantRole: false, orgId: null };
   async function change(to: { tenantRole: boolean; orgId: string | null }): Promise<void> {
     const steps: string[] = [];
     if (session?.tenantRole !== to.tenantRole) steps.push(to.tenantRole ? `set role ${TENANT_ROLE}` : 'reset role');
-    if (session?.orgId !== to.orgId) steps.push(to.orgId === null ? 'reset app.org_id' : `set app.org_id = '${to.orgId}'`);
+    if (session?.orgId !== to.orgId) steps.push(to.orgId === null ? 'reset app.org_id' : tenantForSession(to.orgId));
     if (steps.length === 0) return;
     session = null;
     await simpleQuery(pg, steps.join('; '));
