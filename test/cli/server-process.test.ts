@@ -108,7 +108,7 @@ test.runIf(storeKind() === 'postgres')('PostgreSQL: keys created and revoked by 
   await cliJson(['key', 'revoke', t.slug, unused.id], store.env);
   const refusedUnused = await request(server.port, { method: 'GET', path: `/grievance/user/${userId}`, host: host(t.slug), key: unused.key });
   expect(refusedUnused.status).toBe(401);
-  expect(refusedUnused.json()).toEqual({ error: 'Invalid API key' });
+  expect(refusedUnused.json()).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
 
   // A key this server has cached may be honoured for up to KEY_CACHE_TTL_MS after a revocation made
   // by another process; a freshly started server refuses it.
@@ -117,6 +117,6 @@ test.runIf(storeKind() === 'postgres')('PostgreSQL: keys created and revoked by 
   const restarted = await startServer(store.env);
   const refused = await listGrievances(restarted, t, userId);
   expect(refused.status).toBe(401);
-  expect(refused.json()).toEqual({ error: 'Invalid API key' });
+  expect(refused.json()).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
   expect(await restarted.stop()).toBe(0);
 });

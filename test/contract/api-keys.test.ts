@@ -45,8 +45,8 @@ test('§2 listing shows prefix, name, scopes, created_at, last_used_at, revoked_
 
 test('§2 unknown scopes and bad names are refused, and nothing is stored', async () => {
   const org = await t.org();
-  await expect(t.app.services.accounts.createApiKey(org.slug, { scopes: ['root'] })).rejects.toMatchObject({ code: 'bad_request' });
-  await expect(t.app.services.accounts.createApiKey(org.slug, { name: ' ' })).rejects.toMatchObject({ code: 'bad_request' });
+  await expect(t.app.services.accounts.createApiKey(org.slug, { scopes: ['root'] })).rejects.toMatchObject({ code: 'validation_failed' });
+  await expect(t.app.services.accounts.createApiKey(org.slug, { name: ' ' })).rejects.toMatchObject({ code: 'validation_failed' });
   expect(await t.app.services.accounts.listApiKeys(org.slug)).toEqual([]);
 });
 
@@ -88,7 +88,7 @@ test('§2 revocation: revoked_at set, the key refused at once, revoking twice ke
   expect(revoked.revoked_at).toEqual(t.clock.now());
   const res = await t.call({ method: 'GET', url: '/grievance/user/x', org, key: org.key });
   expect(res.statusCode).toBe(401);
-  expect(res.json()).toEqual({ error: 'Invalid API key' });
+  expect(res.json()).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
   t.clock.advance(1000);
   const again = await t.app.services.accounts.revokeApiKey(org.slug, meta!.id);
   expect(again.revoked_at).toEqual(revoked.revoked_at);

@@ -493,7 +493,7 @@ describe('GET /api/v1/audit-log', () => {
     const w = await world();
     const res = await send(w.org, w.admin, 'GET', '/api/v1/audit-log?from=2026-11-22T10:00:00Z&to=2026-11-22T09:00:00Z', undefined);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Invalid request query: to must not be before from', details: [{ field: 'to', message: 'must not be before from' }] });
+    expect(res.json()).toEqual({ error: 'Invalid request query: to must not be before from', code: 'validation_failed', details: [{ field: 'to', message: 'must not be before from' }] });
     const noZone = await send(w.org, w.admin, 'GET', '/api/v1/audit-log?from=2026-11-22T10:00:00', undefined);
     expect(noZone.statusCode).toBe(400);
     expect(noZone.json().details).toEqual([{ field: 'from', message: 'must be an ISO 8601 date-time with a time zone' }]);

@@ -7,9 +7,9 @@ import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 
 const PASSWORD = 'a long enough password';
 const WINDOW_MS = 15 * 60_000;
-const INVALID_LOGIN = { error: 'Invalid email or password' };
-const INVALID_TOKEN = { error: 'Invalid or expired token' };
-const THROTTLED = { error: 'Too many login attempts' };
+const INVALID_LOGIN = { error: 'Invalid email or password', code: 'invalid_credentials' };
+const INVALID_TOKEN = { error: 'Invalid or expired token', code: 'invalid_token' };
+const THROTTLED = { error: 'Too many login attempts', code: 'too_many_login_attempts' };
 const TOKEN_PAIR = {
   access_token: expect.stringMatching(/^asa_[0-9A-Za-z]{32}$/),
   token_type: 'Bearer',
@@ -326,7 +326,7 @@ describe('access token lifetime and revocation', () => {
     const pair = await tokens(outsider.email);
     const res = await use(pair.access_token);
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({ error: 'User not a member of this tenant' });
+    expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
   });
 });
 

@@ -115,7 +115,7 @@ describe('POST /auth/browser/login', () => {
     const u = await member();
     const res = await signIn(u.email, 'not the password at all');
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual({ error: 'Invalid email or password' });
+    expect(res.json()).toEqual({ error: 'Invalid email or password', code: 'invalid_credentials' });
     expect(res.headers['set-cookie']).toBeUndefined();
   });
 
@@ -124,7 +124,7 @@ describe('POST /auth/browser/login', () => {
     const u = await member('owner', other);
     const res = await signIn(u.email);
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({ error: 'User not a member of this tenant' });
+    expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
     expect(res.headers['set-cookie']).toBeUndefined();
     expect(await t.db.system.query('select id from auth_sessions where user_id = $1', [u.id])).toEqual([]);
   });
@@ -134,7 +134,7 @@ describe('POST /auth/browser/login', () => {
     for (const host of ['nosuchorg.localhost', 'localhost']) {
       const res = await signIn(u.email, PASSWORD, host);
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'User not a member of this tenant' });
+      expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
     }
   });
 
@@ -162,7 +162,7 @@ describe('POST /auth/browser/login', () => {
     for (let i = 0; i < 10; i++) expect((await signIn(u.email, `wrong password ${i}`)).statusCode).toBe(401);
     const res = await signIn(u.email);
     expect(res.statusCode).toBe(429);
-    expect(res.json()).toEqual({ error: 'Too many login attempts' });
+    expect(res.json()).toEqual({ error: 'Too many login attempts', code: 'too_many_login_attempts' });
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
   });
 });
@@ -188,7 +188,7 @@ describe('POST /auth/browser/refresh', () => {
     const rotated = await post('refresh', jar);
     const again = await post('refresh', jar);
     expect(again.statusCode).toBe(401);
-    expect(again.json()).toEqual({ error: 'Invalid or expired token' });
+    expect(again.json()).toEqual({ error: 'Invalid or expired token', code: 'invalid_token' });
     expectCleared(again);
     expect((await use(rotated.json().access_token)).statusCode).toBe(401);
     expect((await post('refresh', jarOf(rotated))).statusCode).toBe(401);
@@ -201,7 +201,7 @@ describe('POST /auth/browser/refresh', () => {
     for (const csrf of [undefined, 'x'.repeat(43), jarOf(await signIn(u.email)).csrf]) {
       const res = await post('refresh', { refresh: jar.refresh, csrf });
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing or invalid CSRF token: send the assent_csrf cookie value in the X-CSRF-Token header' });
+      expect(res.json()).toEqual({ error: 'Missing or invalid CSRF token: send the assent_csrf cookie value in the X-CSRF-Token header', code: 'csrf_failed' });
     }
     expect((await use(first.json().access_token)).statusCode).toBe(200);
     expect((await post('refresh', jar)).statusCode).toBe(200);
@@ -210,7 +210,7 @@ describe('POST /auth/browser/refresh', () => {
   test('no cookie (never signed in, or signed out): 401 Not signed in', async () => {
     const res = await post('refresh', {});
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual({ error: 'Not signed in' });
+    expect(res.json()).toEqual({ error: 'Not signed in', code: 'not_signed_in' });
     expectCleared(res);
   });
 
@@ -228,7 +228,7 @@ describe('POST /auth/browser/refresh', () => {
     const other = await t.org();
     const res = await post('refresh', jarOf(signedIn), {}, other.host);
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({ error: 'User not a member of this tenant' });
+    expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
     expectCleared(res);
     expect(await t.db.system.query('select revoked_at from auth_sessions where user_id = $1 and revoked_at is null', [u.id])).toEqual([]);
   });
@@ -250,7 +250,7 @@ describe('POST /auth/browser/refresh', () => {
     t.clock.advance(REFRESH_MAX_AGE * 1000 + 1000);
     const res = await post('refresh', jar);
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual({ error: 'Invalid or expired token' });
+    expect(res.json()).toEqual({ error: 'Invalid or expired token', code: 'invalid_token' });
   });
 });
 

@@ -20,8 +20,8 @@ const KINDS = ['website', 'mobile_app', 'call_center', 'offline', 'other'];
 const KIND_MESSAGE = `must be one of: ${KINDS.join(', ')}`;
 const STATUS_MESSAGE = 'must be one of: active, inactive';
 const DISPLAY_ID_MESSAGE = 'must be 2-32 characters of A-Z, 0-9, _ and -';
-const ASSET_NOT_FOUND = { error: 'Asset not found' };
-const POINT_NOT_FOUND = { error: 'Collection point not found' };
+const ASSET_NOT_FOUND = { error: 'Asset not found', code: 'not_found' };
+const POINT_NOT_FOUND = { error: 'Collection point not found', code: 'not_found' };
 
 const tenant = () => t.tenant(['admin']);
 const now = () => t.clock.now().toISOString();
@@ -57,7 +57,7 @@ function expectInvalid(res: Response, part: 'body' | 'query', expected: Detail[]
   expect(res.statusCode).toBe(400);
   const body = res.json();
   expect([...body.details].sort(byField)).toEqual([...expected].sort(byField));
-  expect(body).toEqual({ error: `Invalid request ${part}: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, details: body.details });
+  expect(body).toEqual({ error: `Invalid request ${part}: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed', details: body.details });
 }
 
 /** Rows as the API would show them: timestamps as ISO strings. */
@@ -293,7 +293,7 @@ describe('collection points', () => {
     const first = await createPoint(a, asset.id, { display_id: 'WEB' });
     const res = await call(a, 'POST', '/api/v1/collection-points', pointBody(asset.id, { display_id: 'WEB', name: 'Another' }));
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ error: 'display_id WEB is already used by another collection point' });
+    expect(res.json()).toEqual({ error: 'display_id WEB is already used by another collection point', code: 'conflict' });
     expect(await storedPoints(a)).toEqual([first]);
     const b = await tenant();
     expect((await createPoint(b, (await createAsset(b)).id, { display_id: 'WEB' })).display_id).toBe('WEB');
@@ -305,7 +305,7 @@ describe('collection points', () => {
     await createPoint(a, asset.id);
     const res = await call(a, 'POST', '/api/v1/collection-points', pointBody(asset.id, { display_id: 'CP001' }));
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ error: 'display_id CP001 is already used by another collection point' });
+    expect(res.json()).toEqual({ error: 'display_id CP001 is already used by another collection point', code: 'conflict' });
   });
 
   test('§5 display_id must be 2-32 characters of A-Z0-9_-: lower case, too short, too long or other characters are 400', async () => {
@@ -351,7 +351,7 @@ describe('collection points', () => {
     const chosen = await call(a, 'POST', '/api/v1/collection-points', pointBody(asset.id, { purposes: [{ id: 'mine', name: 'Analytics' }] }));
     expect(chosen.statusCode).toBe(400);
     expect(chosen.json()).toEqual({
-      error: 'Invalid purposes: purposes.0.id is not a purpose of this collection point',
+      error: 'Invalid purposes: purposes.0.id is not a purpose of this collection point', code: 'validation_failed',
       details: [{ field: 'purposes.0.id', message: 'is not a purpose of this collection point' }],
     });
     expectInvalid(await call(a, 'POST', '/api/v1/collection-points', pointBody(asset.id, { purposes: [] })), 'body', [
@@ -380,7 +380,7 @@ describe('collection points', () => {
     for (const assetId of [randomUUID(), foreign.id]) {
       const res = await call(a, 'POST', '/api/v1/collection-points', pointBody(assetId));
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'asset_id names no asset of this organization', details: [{ field: 'asset_id', message: 'no such asset' }] });
+      expect(res.json()).toEqual({ error: 'asset_id names no asset of this organization', code: 'validation_failed', details: [{ field: 'asset_id', message: 'no such asset' }] });
     }
     expectInvalid(await call(a, 'POST', '/api/v1/collection-points', pointBody('not-a-uuid')), 'body', [{ field: 'asset_id', message: 'must be a UUID' }]);
     expect(await storedPoints(a)).toEqual([]);
@@ -392,7 +392,7 @@ describe('collection points', () => {
     await call(a, 'PATCH', `/api/v1/assets/${asset.id}`, { status: 'inactive' });
     const res = await call(a, 'POST', '/api/v1/collection-points', pointBody(asset.id));
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'The asset is inactive: reactivate it first', details: [{ field: 'asset_id', message: 'asset is inactive' }] });
+    expect(res.json()).toEqual({ error: 'The asset is inactive: reactivate it first', code: 'validation_failed', details: [{ field: 'asset_id', message: 'asset is inactive' }] });
     expect(await storedPoints(a)).toEqual([]);
   });
 
@@ -524,7 +524,7 @@ describe('collection points', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
-      error: 'Invalid purposes: purposes.0.id is not a purpose of this collection point; purposes.2.id is listed twice',
+      error: 'Invalid purposes: purposes.0.id is not a purpose of this collection point; purposes.2.id is listed twice', code: 'validation_failed',
       details: [
         { field: 'purposes.0.id', message: 'is not a purpose of this collection point' },
         { field: 'purposes.2.id', message: 'is listed twice' },

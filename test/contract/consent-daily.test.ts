@@ -165,6 +165,6 @@ describe('GET /api/v1/consent-links/daily', () => {
     const consentKey = await t.key(a, ['consent']);
     const refused = await t.call({ method: 'GET', url: DAILY, org: a, key: consentKey });
     expect(refused.statusCode).toBe(403);
-    expect(refused.json()).toEqual({ error: 'API key lacks the required scope: admin' });
+    expect(refused.json()).toEqual({ error: 'API key lacks the required scope: admin', code: 'missing_scope' });
   });
 });

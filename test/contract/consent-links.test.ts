@@ -26,7 +26,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const LINK = '/api/v1/external/public/consent-link';
 const HOUR = 3_600_000;
 const PHONE_MESSAGE = 'must be E.164 (+ then 8-15 digits) or a 10-digit national number';
-const REQUEST_NOT_FOUND = { error: 'Consent request not found' };
+const REQUEST_NOT_FOUND = { error: 'Consent request not found', code: 'not_found' };
 
 const tenant = () => t.tenant(['admin']);
 const now = () => t.clock.now().toISOString();
@@ -84,7 +84,7 @@ function expectInvalid(res: Response, expected: Detail[]) {
   expect(res.statusCode).toBe(400);
   const body = res.json();
   expect([...body.details].sort(byField)).toEqual([...expected].sort(byField));
-  expect(body).toEqual({ error: `Invalid request body: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, details: body.details });
+  expect(body).toEqual({ error: `Invalid request body: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed', details: body.details });
 }
 
 function plain(rows: Record<string, unknown>[]) {
@@ -313,7 +313,7 @@ describe('POST /api/v1/external/public/consent-link', () => {
     for (const id of [randomUUID(), 'CP999', 'cp001']) {
       const res = await call(a, 'POST', LINK, linkBody(s, { collection_point_id: id }));
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ error: 'Collection point not found' });
+      expect(res.json()).toEqual({ error: 'Collection point not found', code: 'not_found' });
     }
     await expectNothingStored(a);
   });
@@ -326,7 +326,7 @@ describe('POST /api/v1/external/public/consent-link', () => {
       const res = await call(a, 'POST', LINK, linkBody(s, { asset_id: assetId }));
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({
-        error: 'asset_id is not the asset of this collection point',
+        error: 'asset_id is not the asset of this collection point', code: 'validation_failed',
         details: [{ field: 'asset_id', message: 'is not the asset of collection point CP001' }],
       });
     }
@@ -348,7 +348,7 @@ describe('POST /api/v1/external/public/consent-link', () => {
     const res = await call(a, 'POST', LINK, linkBody(s));
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
-      error: 'Collection point CP001 is inactive: no new consent links can be created for it',
+      error: 'Collection point CP001 is inactive: no new consent links can be created for it', code: 'validation_failed',
       details: [{ field: 'collection_point_id', message: 'is inactive' }],
     });
     await expectNothingStored(a);
@@ -361,7 +361,7 @@ describe('POST /api/v1/external/public/consent-link', () => {
     const res = await call(a, 'POST', LINK, linkBody(s));
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
-      error: 'Its asset is inactive: no new consent links can be created for it',
+      error: 'Its asset is inactive: no new consent links can be created for it', code: 'validation_failed',
       details: [{ field: 'collection_point_id', message: 'is inactive' }],
     });
     await expectNothingStored(a);
@@ -604,7 +604,7 @@ describe('POST /api/v1/external/public/consent-link/duplicate/{request_id}', () 
     const before = { requests: await storedRequests(a), events: await storedEvents(a) };
     const res = await duplicate(a, link.request_id, {});
     expect(res.statusCode).toBe(410);
-    expect(res.json()).toEqual({ error: 'Consent was already given for this request: there is nothing to regenerate' });
+    expect(res.json()).toEqual({ error: 'Consent was already given for this request: there is nothing to regenerate', code: 'gone' });
     t.clock.advance(25 * HOUR);
     expect((await duplicate(a, link.request_id, {})).statusCode).toBe(410);
     expect({ requests: await storedRequests(a), events: await storedEvents(a) }).toEqual(before);
@@ -617,7 +617,7 @@ describe('POST /api/v1/external/public/consent-link/duplicate/{request_id}', () 
     t.clock.advance(2 * HOUR - 1);
     const res = await duplicate(a, link.request_id, {});
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ error: `The current link is still active until ${link.expires_at}: regenerate it once it has expired` });
+    expect(res.json()).toEqual({ error: `The current link is still active until ${link.expires_at}: regenerate it once it has expired`, code: 'conflict' });
     expect((await storedEvents(a)).map((e) => e.id)).toEqual([link.event_id]);
     t.clock.advance(1);
     expect(now()).toBe(link.expires_at);
@@ -648,7 +648,7 @@ describe('POST /api/v1/external/public/consent-link/duplicate/{request_id}', () 
     t.clock.advance(HOUR);
     const res = await duplicate(a, first.request_id, {});
     expect(res.statusCode).toBe(429);
-    expect(res.json()).toEqual({ error: 'This request has been regenerated 5 times, the most allowed: create a new consent link instead' });
+    expect(res.json()).toEqual({ error: 'This request has been regenerated 5 times, the most allowed: create a new consent link instead', code: 'regeneration_limit_reached' });
     const requests = await storedRequests(a);
     expect(requests.map((r) => [r.regeneration_count, r.current_event_id])).toEqual([[5, eventIds[5]]]);
     const events = await storedEvents(a);

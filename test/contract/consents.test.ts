@@ -20,8 +20,8 @@ afterAll(async () => t?.close());
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const LINK = '/api/v1/external/public/consent-link';
 const HOUR = 3_600_000;
-const NOTHING_ON_RECORD = { error: 'No consent on record for this data principal at this collection point' };
-const EVENT_NOT_FOUND = { error: 'Consent link not found: no link has that event_id' };
+const NOTHING_ON_RECORD = { error: 'No consent on record for this data principal at this collection point', code: 'not_found' };
+const EVENT_NOT_FOUND = { error: 'Consent link not found: no link has that event_id', code: 'not_found' };
 
 const tenant = () => t.tenant(['admin']);
 const now = () => t.clock.now().toISOString();
@@ -126,7 +126,7 @@ function expectInvalid(res: Response, part: 'body' | 'query', expected: Detail[]
   expect(res.statusCode).toBe(400);
   const body = res.json();
   expect([...body.details].sort(byField)).toEqual([...expected].sort(byField));
-  expect(body).toEqual({ error: `Invalid request ${part}: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, details: body.details });
+  expect(body).toEqual({ error: `Invalid request ${part}: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed', details: body.details });
 }
 
 async function expectNothingRecorded(a: TestOrg) {
@@ -160,7 +160,7 @@ describe('POST /consent/{collection_point_id}/consent without event_id', () => {
     for (const id of [randomUUID(), 'CP404']) {
       const res = await record(a, id, { dp_id: 'dp-1', purposes: choices(p) });
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ error: 'Collection point not found' });
+      expect(res.json()).toEqual({ error: 'Collection point not found', code: 'not_found' });
     }
     await expectNothingRecorded(a);
   });
@@ -171,7 +171,7 @@ describe('POST /consent/{collection_point_id}/consent without event_id', () => {
     await ok(await call(a, 'PATCH', `/api/v1/collection-points/${p.id}`, { status: 'inactive' }), 200);
     const res = await record(a, p.id, { dp_id: 'dp-1', purposes: choices(p) });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Collection point CP001 is inactive: it collects no consent' });
+    expect(res.json()).toEqual({ error: 'Collection point CP001 is inactive: it collects no consent', code: 'bad_request' });
     await expectNothingRecorded(a);
   });
 
@@ -234,7 +234,7 @@ describe('POST /consent/{collection_point_id}/consent without event_id', () => {
       { field: 'purposes', message: `must include purpose ${research} (Research)` },
     ];
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: `Invalid purposes: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details });
+    expect(res.json()).toEqual({ error: `Invalid purposes: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed', details });
     await expectNothingRecorded(a);
   });
 
@@ -245,7 +245,7 @@ describe('POST /consent/{collection_point_id}/consent without event_id', () => {
     const res = await record(a, p.id, { dp_id: 'dp-1', purposes: [...choices(p), { id: q.purposeIds[0], granted: true }] });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
-      error: 'Invalid purposes: purposes.3.id is not a purpose of this collection point',
+      error: 'Invalid purposes: purposes.3.id is not a purpose of this collection point', code: 'validation_failed',
       details: [{ field: 'purposes.3.id', message: 'is not a purpose of this collection point' }],
     });
     await expectNothingRecorded(a);
@@ -390,7 +390,7 @@ describe('POST /consent/{collection_point_id}/consent with event_id', () => {
     const link = await createLink(a, p, { dp_id: 'dp-1' });
     const res = await record(a, p.id, { dp_id: 'dp-2', event_id: link.event_id, purposes: choices(p) });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: "dp_id is not the consent request's data principal", details: [{ field: 'dp_id', message: 'does not match the consent request' }] });
+    expect(res.json()).toEqual({ error: "dp_id is not the consent request's data principal", code: 'validation_failed', details: [{ field: 'dp_id', message: 'does not match the consent request' }] });
     await expectNothingRecorded(a);
     expect((await storedRequests(a)).map((r) => r.completed_at)).toEqual([null]);
   });
@@ -404,7 +404,7 @@ describe('POST /consent/{collection_point_id}/consent with event_id', () => {
     t.clock.advance(1000);
     const res = await record(a, p.id, { dp_id: 'dp-1', event_id: link.event_id, purposes: choices(p, [false, false, false]) });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ error: 'Consent was already given for this request' });
+    expect(res.json()).toEqual({ error: 'Consent was already given for this request', code: 'conflict' });
     expect((await storedRecords(a)).map((r) => r.consent_id)).toEqual([first.consent_id]);
     expect((await storedRequests(a)).map((r) => [r.completed_at, r.consent_action])).toEqual([[completedAt, 'approved']]);
   });
@@ -419,7 +419,7 @@ describe('POST /consent/{collection_point_id}/consent with event_id', () => {
       t.clock.advance(step);
       const res = await record(a, p.id, { dp_id: 'dp-1', event_id: link.event_id, purposes: choices(p) });
       expect(res.statusCode).toBe(410);
-      expect(res.json()).toEqual({ error: 'This link has expired: the organization can send a new one' });
+      expect(res.json()).toEqual({ error: 'This link has expired: the organization can send a new one', code: 'gone' });
     }
     await expectNothingRecorded(a);
     expect((await storedRequests(a)).map((r) => r.completed_at)).toEqual([null]);
@@ -434,7 +434,7 @@ describe('POST /consent/{collection_point_id}/consent with event_id', () => {
     const renewed = await ok(await call(a, 'POST', `${LINK}/duplicate/${link.request_id}`, {}));
     const res = await record(a, p.id, { dp_id: 'dp-1', event_id: link.event_id, purposes: choices(p) });
     expect(res.statusCode).toBe(410);
-    expect(res.json()).toEqual({ error: 'This link was replaced by a newer one: use the latest link of the request' });
+    expect(res.json()).toEqual({ error: 'This link was replaced by a newer one: use the latest link of the request', code: 'gone' });
     await expectNothingRecorded(a);
     const rec = await ok(await record(a, p.id, { dp_id: 'dp-1', event_id: renewed.event_id, purposes: choices(p) }));
     expect(rec).toEqual(expectedRecord(p, 'dp-1', 'approved', choices(p), { request_id: link.request_id, event_id: renewed.event_id }));
@@ -447,7 +447,7 @@ describe('POST /consent/{collection_point_id}/consent with event_id', () => {
     const link = await createLink(a, q);
     const res = await record(a, p.id, { dp_id: 'dp-1', event_id: link.event_id, purposes: choices(p) });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'event_id belongs to a link of another collection point', details: [{ field: 'event_id', message: 'is a link of another collection point' }] });
+    expect(res.json()).toEqual({ error: 'event_id belongs to a link of another collection point', code: 'validation_failed', details: [{ field: 'event_id', message: 'is a link of another collection point' }] });
     await expectNothingRecorded(a);
   });
 });
@@ -488,7 +488,7 @@ describe('POST /consent/{collection_point_id}/withdraw', () => {
     await ok(await withdraw(a, p.id, 'dp-1'));
     const res = await withdraw(a, p.id, 'dp-1');
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ error: 'Consent was already withdrawn' });
+    expect(res.json()).toEqual({ error: 'Consent was already withdrawn', code: 'conflict' });
     expect((await storedRecords(a)).map((r) => r.consent_action)).toEqual(['approved', 'revoked']);
   });
 
@@ -619,7 +619,7 @@ describe('GET /consent/{collection_point_id}/consent', () => {
     expect(none.json()).toEqual(NOTHING_ON_RECORD);
     const unknown = await current(a, randomUUID(), 'dp-1');
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'Collection point not found' });
+    expect(unknown.json()).toEqual({ error: 'Collection point not found', code: 'not_found' });
   });
 
   test('§5 dp_id missing or empty: 400', async () => {

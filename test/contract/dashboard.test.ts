@@ -67,7 +67,7 @@ describe('pages', () => {
   test('a path that is neither a page nor an endpoint is the JSON 404', async () => {
     const res = await get(t, '/no-such-page', 'acme.localhost');
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: 'No such endpoint: GET /no-such-page' });
+    expect(res.json()).toEqual({ error: 'No such endpoint: GET /no-such-page', code: 'route_not_found' });
   });
 });
 

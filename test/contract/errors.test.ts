@@ -1,7 +1,9 @@
 // Cross-cutting HTTP behaviour (contract §3): body parsing errors, X-Request-Id, unknown routes, and the
 // public platform endpoints (health, OpenAPI document, reference page).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
+import { ERROR_CODES } from '../../src/platform/http/errors.js';
 
 type Tenant = TestOrg & { key: string };
 
@@ -34,13 +36,21 @@ function grievanceOfSize(bytes: number): string {
   return JSON.stringify({ ...validGrievance, description: 'd'.repeat(bytes - Buffer.byteLength(empty)) });
 }
 
+describe('error codes (contract §9)', () => {
+  test('docs/api.md lists every code the service can send, with its status, and no other', () => {
+    const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    const documented = [...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
+    expect(documented).toEqual(Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]));
+  });
+});
+
 describe('request bodies (contract §3)', () => {
   test('malformed JSON: 400 {error}', async () => {
     const a = await tenant();
     for (const body of ['{bad', '{"subject": "x",}', "{'subject': 'x'}", '{"subject": "x"']) {
       const res = await postGrievance(a, body, JSON_TYPE);
       expect(res.statusCode, body).toBe(400);
-      expect(res.json()).toEqual({ error: 'Request body is not valid JSON' });
+      expect(res.json()).toEqual({ error: 'Request body is not valid JSON', code: 'malformed_json' });
     }
     expect(await storedCount(a)).toBe(0);
   });
@@ -49,7 +59,7 @@ describe('request bodies (contract §3)', () => {
     const a = await tenant();
     const res = await postGrievance(a, JSON.stringify(validGrievance), { 'content-type': 'text/plain' });
     expect(res.statusCode).toBe(415);
-    expect(res.json()).toEqual({ error: 'Unsupported Content-Type: send the body as application/json' });
+    expect(res.json()).toEqual({ error: 'Unsupported Content-Type: send the body as application/json', code: 'unsupported_media_type' });
     expect(await storedCount(a)).toBe(0);
   });
 
@@ -59,7 +69,7 @@ describe('request bodies (contract §3)', () => {
       const a = await tenant();
       const res = await postGrievance(a, JSON.stringify(validGrievance), { 'content-type': contentType });
       expect(res.statusCode).toBe(415);
-      expect(res.json()).toEqual({ error: 'Unsupported Content-Type: send the body as application/json' });
+      expect(res.json()).toEqual({ error: 'Unsupported Content-Type: send the body as application/json', code: 'unsupported_media_type' });
       expect(await storedCount(a)).toBe(0);
     },
   );
@@ -75,7 +85,7 @@ describe('request bodies (contract §3)', () => {
     const a = await tenant();
     const over = await postGrievance(a, grievanceOfSize(LIMIT + 1), JSON_TYPE);
     expect(over.statusCode).toBe(413);
-    expect(over.json()).toEqual({ error: 'Request body is larger than 256 KiB' });
+    expect(over.json()).toEqual({ error: 'Request body is larger than 256 KiB', code: 'payload_too_large' });
 
     const atLimit = await postGrievance(a, grievanceOfSize(LIMIT), JSON_TYPE);
     expect(atLimit.statusCode).toBe(400);
@@ -89,7 +99,7 @@ describe('request bodies (contract §3)', () => {
       const url = method === 'POST' ? '/grievance' : '/grievance/GRV-AAAAAAAA';
       const res = await t.call({ method, url, org: a, key: a.key, body: '', headers: JSON_TYPE });
       expect(res.statusCode, method).toBe(400);
-      expect(res.json()).toEqual({ error: 'Request body is empty: send a JSON object' });
+      expect(res.json()).toEqual({ error: 'Request body is empty: send a JSON object', code: 'empty_body' });
     }
     expect(await storedCount(a)).toBe(0);
   });
@@ -99,7 +109,7 @@ describe('request bodies (contract §3)', () => {
     const res = await t.call({ method: 'POST', url: '/nominee', org: a, key: a.key });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
-      error: 'Invalid request body: body must be a JSON object',
+      error: 'Invalid request body: body must be a JSON object', code: 'validation_failed',
       details: [{ field: 'body', message: 'must be a JSON object' }],
     });
   });
@@ -109,7 +119,7 @@ describe('request bodies (contract §3)', () => {
     const res = await postGrievance(a, body, JSON_TYPE);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
-      error: 'Invalid request body: body must be a JSON object',
+      error: 'Invalid request body: body must be a JSON object', code: 'validation_failed',
       details: [{ field: 'body', message: 'must be a JSON object' }],
     });
     expect(await storedCount(a)).toBe(0);
@@ -185,21 +195,21 @@ describe('unknown routes', () => {
     const res = await t.call({ method: 'GET', url: '/no/such/route?x=1' });
     expect(res.statusCode).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.json()).toEqual({ error: 'No such endpoint: GET /no/such/route' });
+    expect(res.json()).toEqual({ error: 'No such endpoint: GET /no/such/route', code: 'route_not_found' });
   });
 
   test("404 with a JSON {error}, on an organization's host", async () => {
     const a = await tenant();
     const res = await t.call({ method: 'POST', url: '/grievances', org: a, key: a.key, body: validGrievance });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: 'No such endpoint: POST /grievances' });
+    expect(res.json()).toEqual({ error: 'No such endpoint: POST /grievances', code: 'route_not_found' });
   });
 
   test('a method a path does not take is an unknown route', async () => {
     const a = await tenant();
     const res = await t.call({ method: 'DELETE', url: '/grievance', org: a, key: a.key });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: 'No such endpoint: DELETE /grievance' });
+    expect(res.json()).toEqual({ error: 'No such endpoint: DELETE /grievance', code: 'route_not_found' });
   });
 });
 
@@ -208,7 +218,7 @@ describe('malformed URLs', () => {
     const a = await tenant();
     const res = await t.call({ method: 'GET', url: '/grievance/user/%E0%A4%A', org: a, key: a.key, headers: { 'x-request-id': 'bad-url-1' } });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Malformed URL: the path has an invalid percent-encoding' });
+    expect(res.json()).toEqual({ error: 'Malformed URL: the path has an invalid percent-encoding', code: 'malformed_url' });
     expect(res.headers['x-request-id']).toBe('bad-url-1');
   });
 });
@@ -261,9 +271,10 @@ describe('platform endpoints', () => {
           expect(schema, `${method} ${path}`).toEqual(
             expect.objectContaining({
               type: 'object',
-              required: ['error'],
+              required: ['error', 'code'],
               properties: {
                 error: expect.objectContaining({ type: 'string' }),
+                code: expect.objectContaining({ type: 'string', enum: expect.arrayContaining(['internal', 'validation_failed', 'not_found']) }),
                 details: expect.objectContaining({
                   type: 'array',
                   items: expect.objectContaining({

@@ -21,7 +21,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CATEGORY_MESSAGE = `must be one of: ${CATEGORIES.join(', ')}`;
 const STATUS_MESSAGE = `must be one of: ${STATUSES.join(', ')}`;
 const NUL_MESSAGE = 'must not contain the NUL character (\\u0000)';
-const NOT_FOUND = { error: 'Grievance ticket not found' };
+const NOT_FOUND = { error: 'Grievance ticket not found', code: 'not_found' };
 
 const tenant = () => t.tenant(['grievances']);
 const now = () => t.clock.now().toISOString();
@@ -119,7 +119,7 @@ function expectInvalid(res: Response, expected: Detail[]) {
   const body = res.json();
   expect([...body.details].sort(byField)).toEqual([...expected].sort(byField));
   expect(body).toEqual({
-    error: `Invalid request body: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`,
+    error: `Invalid request body: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed',
     details: body.details,
   });
 }
@@ -445,7 +445,7 @@ describe('GET /grievance/user/{user_id}', () => {
     const res = await list(a, 'a\u0000b');
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
-      error: `Invalid request path: user_id ${NUL_MESSAGE}`,
+      error: `Invalid request path: user_id ${NUL_MESSAGE}`, code: 'validation_failed',
       details: [{ field: 'user_id', message: NUL_MESSAGE }],
     });
   });

@@ -206,7 +206,7 @@ function expectInvalid(res: Response, expected: Detail[]) {
   expect(res.statusCode).toBe(400);
   const body = res.json();
   expect([...body.details].sort(byField)).toEqual([...expected].sort(byField));
-  expect(body).toEqual({ error: `Invalid request query: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, details: body.details });
+  expect(body).toEqual({ error: `Invalid request query: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed', details: body.details });
 }
 
 const storedRequests = async (a: TestOrg) => t.db.system.query('select * from consent_requests where org_id = $1 order by id', [a.id]);
@@ -505,7 +505,7 @@ describe('time bounds', () => {
     const assetId = await createAsset(a);
     const res = await history(a, { asset_id: assetId, from: iso(Date.parse(NOW) + 1) });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Invalid request query: from must be in the past', details: [{ field: 'from', message: 'must be in the past' }] });
+    expect(res.json()).toEqual({ error: 'Invalid request query: from must be in the past', code: 'validation_failed', details: [{ field: 'from', message: 'must be in the past' }] });
     expect((await history(a, { asset_id: assetId, from: NOW })).statusCode).toBe(200);
     expectInvalid(await history(a, { asset_id: assetId, from: iso(Date.parse(NOW) + HOUR), to: iso(Date.parse(NOW) + 1) }), [
       { field: 'from', message: 'must be in the past' },
@@ -519,7 +519,7 @@ describe('time bounds', () => {
     const assetId = await createAsset(a);
     const res = await history(a, { asset_id: assetId, from: iso(Date.parse(NOW) - HOUR), to: iso(Date.parse(NOW) - HOUR - 1) });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Invalid request query: to must not be before from', details: [{ field: 'to', message: 'must not be before from' }] });
+    expect(res.json()).toEqual({ error: 'Invalid request query: to must not be before from', code: 'validation_failed', details: [{ field: 'to', message: 'must not be before from' }] });
     expect((await history(a, { asset_id: assetId, from: iso(Date.parse(NOW) - HOUR), to: iso(Date.parse(NOW) - HOUR) })).statusCode).toBe(200);
   });
 

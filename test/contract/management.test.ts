@@ -17,10 +17,10 @@ afterAll(async () => t?.close());
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STATUSES = ['open', 'in_progress', 'on_hold', 'resolved', 'rejected', 'closed'];
 const CATEGORIES = ['data_access', 'rectification', 'erasure', 'consent_withdrawal', 'nomination', 'data_portability', 'objection', 'complaint', 'other'];
-const ROLE_TOO_LOW = { error: 'Your role does not allow this action' };
-const NOT_MEMBER = { error: 'User not a member of this tenant' };
-const TICKET_GONE = { error: 'Grievance ticket not found' };
-const NOMINEE_GONE = { error: 'Nominee not found' };
+const ROLE_TOO_LOW = { error: 'Your role does not allow this action', code: 'role_forbidden' };
+const NOT_MEMBER = { error: 'User not a member of this tenant', code: 'not_a_member' };
+const TICKET_GONE = { error: 'Grievance ticket not found', code: 'not_found' };
+const NOMINEE_GONE = { error: 'Nominee not found', code: 'not_found' };
 const SECOND = 1000;
 
 const now = () => t.clock.now().toISOString();
@@ -71,7 +71,7 @@ async function spaced<T>(n: number, make: (i: number) => Promise<T>): Promise<T[
 
 function expectQueryInvalid(res: Awaited<ReturnType<TestApp['call']>>, details: { field: string; message: string }[]) {
   expect(res.statusCode).toBe(400);
-  expect(res.json()).toEqual({ error: `Invalid request query: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details });
+  expect(res.json()).toEqual({ error: `Invalid request query: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed', details });
 }
 
 describe('GET /api/v1/grievances', () => {
@@ -308,7 +308,7 @@ describe('POST /api/v1/grievances/:ticket_id/status', () => {
     t.clock.advance(SECOND);
     const res = await call(a, 'POST', `/api/v1/grievances/${g.ticket_id}/status`, { body: { status: 'open', note: 'Still open' } });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ error: 'The ticket is already open' });
+    expect(res.json()).toEqual({ error: 'The ticket is already open', code: 'conflict' });
     expect((await call(a, 'GET', `/api/v1/grievances/${g.ticket_id}`)).json()).toEqual({ ...g, history: [expect.objectContaining({ status: 'open' })] });
   });
 
@@ -319,7 +319,7 @@ describe('POST /api/v1/grievances/:ticket_id/status', () => {
     const invalid = async (body: unknown, details: { field: string; message: string }[]) => {
       const res = await post(body);
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: `Invalid request body: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details });
+      expect(res.json()).toEqual({ error: `Invalid request body: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed', details });
     };
     await invalid({}, [{ field: 'status', message: 'is required' }]);
     await invalid({ status: 'done' }, [{ field: 'status', message: `must be one of: ${STATUSES.join(', ')}` }]);
@@ -506,11 +506,11 @@ describe('roles: members read, owners and admins change', () => {
     const withKey = (key: string, method: 'GET' | 'POST', url: string, body?: unknown) => t.call({ method, url, org: a, key, body });
     expect((await withKey(grievancesKey, 'GET', '/api/v1/grievances')).statusCode).toBe(200);
     expect((await withKey(nomineesKey, 'GET', '/api/v1/nominees')).statusCode).toBe(200);
-    expect((await withKey(nomineesKey, 'GET', '/api/v1/grievances')).json()).toEqual({ error: 'API key lacks the required scope: grievances' });
-    expect((await withKey(grievancesKey, 'POST', `/api/v1/nominees/${n.id}/verify`)).json()).toEqual({ error: 'API key lacks the required scope: nominees' });
+    expect((await withKey(nomineesKey, 'GET', '/api/v1/grievances')).json()).toEqual({ error: 'API key lacks the required scope: grievances', code: 'missing_scope' });
+    expect((await withKey(grievancesKey, 'POST', `/api/v1/nominees/${n.id}/verify`)).json()).toEqual({ error: 'API key lacks the required scope: nominees', code: 'missing_scope' });
     expect((await withKey(consentKey, 'POST', `/api/v1/grievances/${g.ticket_id}/status`, { status: 'closed' })).json()).toEqual({
-      error: 'API key lacks the required scope: grievances',
+      error: 'API key lacks the required scope: grievances', code: 'missing_scope',
     });
-    expect((await withKey(grievancesKey, 'GET', '/api/v1/assets')).json()).toEqual({ error: 'API key lacks the required scope: admin' });
+    expect((await withKey(grievancesKey, 'GET', '/api/v1/assets')).json()).toEqual({ error: 'API key lacks the required scope: admin', code: 'missing_scope' });
   });
 });

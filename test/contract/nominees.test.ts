@@ -22,7 +22,7 @@ const STATUS_MESSAGE = `must be one of: ${STATUSES.join(', ')}`;
 const MOBILE_MESSAGE = 'must be E.164 (+ then 8-15 digits) or a 10-digit national number';
 const EMAIL_MESSAGE = 'must be a valid email address';
 const NUL_MESSAGE = 'must not contain the NUL character (\\u0000)';
-const NOT_FOUND = { error: 'Nominee not found' };
+const NOT_FOUND = { error: 'Nominee not found', code: 'not_found' };
 
 const tenant = () => t.tenant(['nominees']);
 const now = () => t.clock.now().toISOString();
@@ -103,7 +103,7 @@ function expectInvalid(res: Response, expected: Detail[]) {
   const body = res.json();
   expect([...body.details].sort(byField)).toEqual([...expected].sort(byField));
   expect(body).toEqual({
-    error: `Invalid request body: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`,
+    error: `Invalid request body: ${body.details.map((d: Detail) => `${d.field} ${d.message}`).join('; ')}`, code: 'validation_failed',
     details: body.details,
   });
 }
@@ -383,7 +383,7 @@ describe('GET /nominee/user/{user_id}', () => {
     const res = await list(a, 'a\u0000b');
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
-      error: `Invalid request path: user_id ${NUL_MESSAGE}`,
+      error: `Invalid request path: user_id ${NUL_MESSAGE}`, code: 'validation_failed',
       details: [{ field: 'user_id', message: NUL_MESSAGE }],
     });
   });

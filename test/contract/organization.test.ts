@@ -7,10 +7,10 @@ import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 
 type Role = 'owner' | 'admin' | 'member';
 const PASSWORD = 'a long enough password';
-const ROLE_TOO_LOW = { error: 'Your role does not allow this action' };
-const NOT_MEMBER = { error: 'User not a member of this tenant' };
-const BEARER_ONLY = { error: 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key' };
-const LAST_OWNER = { error: 'The last owner can be neither removed nor demoted: make another member owner first' };
+const ROLE_TOO_LOW = { error: 'Your role does not allow this action', code: 'role_forbidden' };
+const NOT_MEMBER = { error: 'User not a member of this tenant', code: 'not_a_member' };
+const BEARER_ONLY = { error: 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key', code: 'bearer_token_required' };
+const LAST_OWNER = { error: 'The last owner can be neither removed nor demoted: make another member owner first', code: 'conflict' };
 const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 const UUID = expect.stringMatching(/^[0-9a-f-]{36}$/);
 
@@ -71,7 +71,7 @@ const ok = (status: number): Cell => ({ status });
 const tooLow: Cell = { status: 403, body: ROLE_TOO_LOW };
 const notMember: Cell = { status: 403, body: NOT_MEMBER };
 const bearerOnly: Cell = { status: 401, body: BEARER_ONLY };
-const noScope: Cell = { status: 403, body: { error: 'API key lacks the required scope: admin' } };
+const noScope: Cell = { status: 403, body: { error: 'API key lacks the required scope: admin', code: 'missing_scope' } };
 
 interface Endpoint {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -157,7 +157,7 @@ describe.each(ENDPOINTS)('role matrix: $method $name', (endpoint) => {
     const { url, body } = await endpoint.prepare(org);
     const res = await t.call({ method: endpoint.method, url, org, body });
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual({ error: 'API key required (X-API-Key header)' });
+    expect(res.json()).toEqual({ error: 'API key required (X-API-Key header)', code: 'api_key_required' });
   });
 });
 
@@ -189,7 +189,7 @@ describe('API keys through the API', () => {
     expect(JSON.stringify(row)).not.toContain(key.slice(12));
     // It works at once, with exactly its scopes.
     expect((await t.call({ method: 'GET', url: '/nominee/user/u-1', org, key })).statusCode).toBe(200);
-    expect((await t.call({ method: 'GET', url: '/api/v1/api-keys', org, key })).json()).toEqual({ error: 'API key lacks the required scope: admin' });
+    expect((await t.call({ method: 'GET', url: '/api/v1/api-keys', org, key })).json()).toEqual({ error: 'API key lacks the required scope: admin', code: 'missing_scope' });
   });
 
   test('revoke: 200 with revoked_at; the key is refused at once, even just after use; revoking again changes nothing', async () => {
@@ -204,7 +204,7 @@ describe('API keys through the API', () => {
     expect({ ...res.json(), last_used_at: null }).toEqual({ ...created, key: undefined, revoked_at: t.clock.now().toISOString(), last_used_at: null });
     const refused = await t.call({ method: 'GET', url: '/grievance/user/u-1', org, key: created.key });
     expect(refused.statusCode).toBe(401);
-    expect(refused.json()).toEqual({ error: 'Invalid API key' });
+    expect(refused.json()).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
     t.clock.advance(1000);
     const again = await t.call({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, org, headers: as(admin) });
     expect(again.statusCode).toBe(200);
@@ -234,7 +234,7 @@ describe('API keys through the API', () => {
     for (const id of [theirs!.id, '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', 'not-a-uuid']) {
       const res = await t.call({ method: 'DELETE', url: `/api/v1/api-keys/${id}`, org, key: org.key });
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ error: 'API key not found' });
+      expect(res.json()).toEqual({ error: 'API key not found', code: 'not_found' });
     }
     expect((await t.app.services.accounts.listApiKeys(other.slug))[0]!.revoked_at).toBeNull();
     expect((await t.call({ method: 'GET', url: '/api/v1/api-keys', org, key: org.key })).json()).toHaveLength(1);
@@ -313,13 +313,13 @@ describe('members', () => {
     const post = (body: object) => t.call({ method: 'POST', url: '/api/v1/members', org, headers: as(owner), body });
     const unknown = await post({ email: newEmail(), role: 'member' });
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'No user with this email: send a password to create one' });
+    expect(unknown.json()).toEqual({ error: 'No user with this email: send a password to create one', code: 'not_found' });
     const already = await post({ email: member.email, role: 'admin' });
     expect(already.statusCode).toBe(409);
-    expect(already.json()).toEqual({ error: 'This user is already a member of the organization' });
+    expect(already.json()).toEqual({ error: 'This user is already a member of the organization', code: 'conflict' });
     const exists = await post({ email: outsider.email, role: 'member', password: 'another long password' });
     expect(exists.statusCode).toBe(409);
-    expect(exists.json()).toEqual({ error: 'A user with this email already exists: add them without a password' });
+    expect(exists.json()).toEqual({ error: 'A user with this email already exists: add them without a password', code: 'conflict' });
     const short = await post({ email: newEmail(), role: 'member', password: 'short' });
     expect(short.statusCode).toBe(400);
     expect(short.json().details).toEqual([{ field: 'password', message: expect.any(String) }]);
@@ -364,7 +364,7 @@ describe('members', () => {
     expect((await read(elsewhere)).statusCode).toBe(200);
     const again = await t.call({ method: 'DELETE', url: `/api/v1/members/${admin.id}`, org, headers: as(owner) });
     expect(again.statusCode).toBe(404);
-    expect(again.json()).toEqual({ error: 'Member not found' });
+    expect(again.json()).toEqual({ error: 'Member not found', code: 'not_found' });
   });
 
   test("unknown, malformed and another organization's user ids: 404 Member not found", async () => {
@@ -375,7 +375,7 @@ describe('members', () => {
       for (const [method, body] of [['PATCH', { role: 'admin' }], ['DELETE', undefined]] as const) {
         const res = await t.call({ method, url: `/api/v1/members/${id}`, org, headers: as(owner), body });
         expect(res.statusCode).toBe(404);
-        expect(res.json()).toEqual({ error: 'Member not found' });
+        expect(res.json()).toEqual({ error: 'Member not found', code: 'not_found' });
       }
     }
   });

@@ -135,9 +135,9 @@ const ROUTES: RouteCase[] = [
 /** A scope that is not enough for the route, and the scope its 403 names (the narrower one). */
 const WRONG_SCOPE: Record<Scope, string> = { grievances: 'consent', nominees: 'consent', consent: 'grievances', admin: 'consent' };
 
-const KEY_REQUIRED = { error: 'API key required (X-API-Key header)' };
-const INVALID_KEY = { error: 'Invalid API key' };
-const BEARER_ONLY = { error: 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key' };
+const KEY_REQUIRED = { error: 'API key required (X-API-Key header)', code: 'api_key_required' };
+const INVALID_KEY = { error: 'Invalid API key', code: 'invalid_api_key' };
+const BEARER_ONLY = { error: 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key', code: 'bearer_token_required' };
 
 let t: TestApp;
 beforeAll(async () => {
@@ -269,7 +269,7 @@ describe.each(ROUTES)('$method $path', (route) => {
       const f = await fixture();
       const res = await send(f, { headers: withToken(await login(f.org.id, 'member')) });
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Your role does not allow this action' });
+      expect(res.json()).toEqual({ error: 'Your role does not allow this action', code: 'role_forbidden' });
     });
 
     test('§5.6 a valid token of a non-member: 403 User not a member of this tenant', async () => {
@@ -277,7 +277,7 @@ describe.each(ROUTES)('$method $path', (route) => {
       const other = await t.tenant();
       const res = await send(f, { headers: withToken(await login(other.id, 'owner')) });
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'User not a member of this tenant' });
+      expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
     });
 
     test('§3 a valid token on an unknown host or the bare domain: the non-member 403', async () => {
@@ -286,7 +286,7 @@ describe.each(ROUTES)('$method $path', (route) => {
       for (const host of ['no-such-org.localhost', 'localhost:3000']) {
         const res = await send(f, { host, headers: withToken(token) });
         expect(res.statusCode).toBe(403);
-        expect(res.json()).toEqual({ error: 'User not a member of this tenant' });
+        expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
       }
     });
 
@@ -296,19 +296,19 @@ describe.each(ROUTES)('$method $path', (route) => {
       for (const bad of ['nope', 'asa_' + 'A'.repeat(32)]) {
         const res = await send(f, { headers: withToken(bad) });
         expect(res.statusCode).toBe(401);
-        expect(res.json()).toEqual({ error: 'Invalid or expired token' });
+        expect(res.json()).toEqual({ error: 'Invalid or expired token', code: 'invalid_token' });
       }
       const logout = await t.call({ method: 'POST', url: '/auth/logout', headers: withToken(token) });
       expect(logout.statusCode).toBe(204);
       const afterLogout = await send(f, { headers: withToken(token) });
       expect(afterLogout.statusCode).toBe(401);
-      expect(afterLogout.json()).toEqual({ error: 'Invalid or expired token' });
+      expect(afterLogout.json()).toEqual({ error: 'Invalid or expired token', code: 'invalid_token' });
       const fresh = await login(f.org.id, 'owner');
       t.clock.advance(3600_000);
       const expired = await send(f, { headers: withToken(fresh) });
       t.clock.advance(-3600_000);
       expect(expired.statusCode).toBe(401);
-      expect(expired.json()).toEqual({ error: 'Invalid or expired token' });
+      expect(expired.json()).toEqual({ error: 'Invalid or expired token', code: 'invalid_token' });
     });
 
     test('§2 an Authorization header that is not Bearer counts as no credentials', async () => {
@@ -379,7 +379,7 @@ describe.each(ROUTES)('$method $path', (route) => {
     const key = await t.key(f.org, [WRONG_SCOPE[route.scope!]]);
     const res = await send(f, { key });
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({ error: `API key lacks the required scope: ${route.scope}` });
+    expect(res.json()).toEqual({ error: `API key lacks the required scope: ${route.scope}`, code: 'missing_scope' });
   });
 
   test.skipIf(!route.scope)('§2 the endpoint scope alone is enough, and admin is enough', async () => {
@@ -426,11 +426,11 @@ describe.each(ROUTES)('$method $path', (route) => {
       for (const headers of [{ 'x-org-id': '' }, { 'x-org-id': 'no-such-org' }, { 'x-org-id': other.slug }]) {
         const res = await send(f, { key: f.org.key, headers });
         expect(res.statusCode).toBe(400);
-        expect(res.json()).toEqual({ error: 'X-Org-Id could not be resolved' });
+        expect(res.json()).toEqual({ error: 'X-Org-Id could not be resolved', code: 'org_header_unresolved' });
       }
       const missing = await t.call({ method: route.method, url: route.url(f), org: f.org, key: f.org.key });
       expect(missing.statusCode).toBe(400);
-      expect(missing.json()).toEqual({ error: 'X-Org-Id could not be resolved' });
+      expect(missing.json()).toEqual({ error: 'X-Org-Id could not be resolved', code: 'org_header_unresolved' });
     });
 
     test('§3 the host check comes before X-Org-Id: an unknown host never answers 400', async () => {
@@ -463,7 +463,7 @@ describe.each(ROUTES)('$method $path', (route) => {
       });
       if ('notFound' in isolation) {
         expect(res.statusCode).toBe(404);
-        expect(res.json()).toEqual({ error: isolation.notFound });
+        expect(res.json()).toEqual({ error: isolation.notFound, code: 'not_found' });
       } else {
         expect(res.statusCode).toBe(200);
         expect(isolation.empty(res.json())).toBe(0);

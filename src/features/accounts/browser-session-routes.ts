@@ -68,7 +68,7 @@ export function browserSessionRoutes(app: FastifyInstance, deps: BrowserSessionD
     } catch {
       // "null" and other opaque origins
     }
-    if (host !== hostOf(request, deps.trustProxy)) throw new AppError('forbidden', 'Cross-origin request refused: sign in from the dashboard of this organization');
+    if (host !== hostOf(request, deps.trustProxy)) throw new AppError('csrf_failed', 'Cross-origin request refused: sign in from the dashboard of this organization');
   }
 
   function checkCsrf(request: FastifyRequest, refreshToken: string): void {
@@ -76,7 +76,7 @@ export function browserSessionRoutes(app: FastifyInstance, deps: BrowserSessionD
     const expected = Buffer.from(csrfTokenFor(refreshToken));
     const actual = Buffer.from(typeof given === 'string' ? given : '');
     if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) {
-      throw new AppError('forbidden', 'Missing or invalid CSRF token: send the assent_csrf cookie value in the X-CSRF-Token header');
+      throw new AppError('csrf_failed', 'Missing or invalid CSRF token: send the assent_csrf cookie value in the X-CSRF-Token header');
     }
   }
 
@@ -127,20 +127,20 @@ export function browserSessionRoutes(app: FastifyInstance, deps: BrowserSessionD
     handler: async (req, reply) => {
       refuseCrossOrigin(req);
       const refreshToken = readCookie(req, REFRESH_COOKIE, REFRESH_PATTERN);
-      if (!refreshToken) throw new AppError('unauthorized', 'Not signed in', undefined, { 'set-cookie': clearedCookies });
+      if (!refreshToken) throw new AppError('not_signed_in', 'Not signed in', undefined, { 'set-cookie': clearedCookies });
       checkCsrf(req, refreshToken);
       let rotated;
       try {
         rotated = await deps.sessions.rotate(refreshToken);
       } catch (e) {
-        if (e instanceof AppError && e.code === 'unauthorized') throw new AppError('unauthorized', e.message, undefined, { 'set-cookie': clearedCookies });
+        if (e instanceof AppError && e.statusCode === 401) throw new AppError(e.code, e.message, undefined, { 'set-cookie': clearedCookies });
         throw e;
       }
       const org = await organizationOf(req, deps);
       const role = org ? await deps.roleIn(org.id, rotated.user.id) : null;
       if (!org || !role) {
         await deps.sessions.endSessionOf(rotated.tokens.refresh_token);
-        throw new AppError('forbidden', AccessErrors.notMember().message, undefined, { 'set-cookie': clearedCookies });
+        throw new AppError('not_a_member', AccessErrors.notMember().message, undefined, { 'set-cookie': clearedCookies });
       }
       return answer(reply, org, rotated.user, role, rotated.tokens);
     },

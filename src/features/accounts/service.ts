@@ -45,13 +45,13 @@ function checkKeyInput(input: { scopes?: string[]; name?: string }): { scopes: s
   const scopes = [...new Set(input.scopes && input.scopes.length > 0 ? input.scopes : ['admin'])];
   const unknown = scopes.filter((s) => !SCOPES.includes(s as Scope));
   if (unknown.length > 0) {
-    throw new AppError('bad_request', `Unknown scope ${unknown.join(', ')}: use ${SCOPES.join(', ')}`, [
+    throw new AppError('validation_failed', `Unknown scope ${unknown.join(', ')}: use ${SCOPES.join(', ')}`, [
       { field: 'scopes', message: `must be among ${SCOPES.join(', ')}` },
     ]);
   }
   const name = (input.name ?? 'default').trim();
   if (name.length === 0 || name.length > 255) {
-    throw new AppError('bad_request', 'Key name must be 1-255 characters', [{ field: 'name', message: 'must be 1-255 characters' }]);
+    throw new AppError('validation_failed', 'Key name must be 1-255 characters', [{ field: 'name', message: 'must be 1-255 characters' }]);
   }
   return { scopes, name };
 }
@@ -82,10 +82,10 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
     async createOrganization(input: { slug: string; name?: string }): Promise<OrganizationRecord> {
       const slug = input.slug.trim();
       const problem = slugProblem(slug);
-      if (problem) throw new AppError('bad_request', `Slug "${slug}" ${problem}`, [{ field: 'slug', message: problem }]);
+      if (problem) throw new AppError('validation_failed', `Slug "${slug}" ${problem}`, [{ field: 'slug', message: problem }]);
       const name = (input.name ?? slug).trim();
       if (name.length === 0 || name.length > 255) {
-        throw new AppError('bad_request', 'Name must be 1-255 characters', [{ field: 'name', message: 'must be 1-255 characters' }]);
+        throw new AppError('validation_failed', 'Name must be 1-255 characters', [{ field: 'name', message: 'must be 1-255 characters' }]);
       }
       try {
         const rows = await db.system.query<OrganizationRecord>(

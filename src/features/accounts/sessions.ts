@@ -43,7 +43,7 @@ export interface SignedInUser {
   email: string;
 }
 
-const invalidToken = () => new AppError('unauthorized', 'Invalid or expired token');
+const invalidToken = () => new AppError('invalid_token', 'Invalid or expired token');
 
 async function issueTokens(tx: ScriptRunner, sessionId: string, now: Date): Promise<TokenPair> {
   const access = newPrefixedToken(ACCESS_TOKEN_PREFIX);
@@ -64,14 +64,14 @@ export function createSessionService({ db, clock, failuresByEmail, failuresByAdd
     const blocked = [byEmail.count >= MAX_FAILURES_PER_EMAIL ? byEmail : null, byAddress.count >= MAX_FAILURES_PER_ADDRESS ? byAddress : null];
     const wait = Math.max(0, ...blocked.map((b) => b?.resetInMs ?? 0));
     if (wait > 0) {
-      throw new AppError('rate_limited', 'Too many login attempts', undefined, { 'Retry-After': String(Math.ceil(wait / 1000)) });
+      throw new AppError('too_many_login_attempts', 'Too many login attempts', undefined, { 'Retry-After': String(Math.ceil(wait / 1000)) });
     }
     const rows = await db.system.query<{ id: string; password_hash: string }>('select id, password_hash from users where email = $1', [email]);
     const user = rows[0];
     // Unknown email or wrong password: the same answer, after the same work.
     if (!(await verifyPassword(input.password, user?.password_hash ?? null)) || !user) {
       await Promise.all([failuresByEmail.increment(email), failuresByAddress.increment(input.address)]);
-      throw new AppError('unauthorized', 'Invalid email or password');
+      throw new AppError('invalid_credentials', 'Invalid email or password');
     }
     await failuresByEmail.reset(email);
     return { id: user.id, email };

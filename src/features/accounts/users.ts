@@ -27,18 +27,18 @@ export interface UserDeps {
 
 export function normaliseEmail(email: string): string {
   const e = email.trim().toLowerCase();
-  if (!EMAIL.test(e) || e.length > 254) throw new AppError('bad_request', `"${email}" is not a valid email address`, [{ field: 'email', message: 'must be a valid email address' }]);
+  if (!EMAIL.test(e) || e.length > 254) throw new AppError('validation_failed', `"${email}" is not a valid email address`, [{ field: 'email', message: 'must be a valid email address' }]);
   return e;
 }
 
 function checkPassword(password: string): void {
   const problem = passwordProblem(password);
-  if (problem) throw new AppError('bad_request', `Password ${problem}`, [{ field: 'password', message: problem }]);
+  if (problem) throw new AppError('validation_failed', `Password ${problem}`, [{ field: 'password', message: problem }]);
 }
 
 export function checkRole(role: string): Role {
   if (!ROLES.includes(role as Role)) {
-    throw new AppError('bad_request', `Unknown role "${role}": use ${ROLES.join(', ')}`, [{ field: 'role', message: `must be one of: ${ROLES.join(', ')}` }]);
+    throw new AppError('validation_failed', `Unknown role "${role}": use ${ROLES.join(', ')}`, [{ field: 'role', message: `must be one of: ${ROLES.join(', ')}` }]);
   }
   return role as Role;
 }

@@ -66,7 +66,7 @@ export function createAuditService({ db }: { db: Database; clock: Clock }) {
       if (to && Number.isNaN(to.getTime())) problems.push({ field: 'to', message: 'must be an ISO 8601 date-time with a time zone' });
       if (problems.length === 0 && from && to && to < from) problems.push({ field: 'to', message: 'must not be before from' });
       if (problems.length > 0) {
-        return Promise.reject(new AppError('bad_request', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
+        return Promise.reject(new AppError('validation_failed', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
       }
       return withTenant(db, ctx.orgId, async (tx) => {
         const page = await auditRepo(tx).list({ action: q.action, from, to, limit, offset });

@@ -37,7 +37,7 @@ function assignPurposeIds(input: PurposeInputValue[], existing: PurposeRow[]): P
     }
     return { id: p.id ?? uuidv7(), name: p.name, description: (p.description ?? '').trim(), required: p.required ?? false };
   });
-  if (problems.length > 0) throw new AppError('bad_request', `Invalid purposes: ${problems.map((d) => `${d.field} ${d.message}`).join('; ')}`, problems);
+  if (problems.length > 0) throw new AppError('validation_failed', `Invalid purposes: ${problems.map((d) => `${d.field} ${d.message}`).join('; ')}`, problems);
   return purposes;
 }
 
@@ -56,9 +56,9 @@ function samePurposes(a: PurposeRow[], b: PurposeRow[]): boolean {
 /** Checks the asset, assigns purpose ids and a display_id (CP001, ... unless chosen), inserts. */
 async function insertCollectionPoint(tx: TenantTx, id: string, at: Date, input: CreateCollectionPointInput): Promise<CollectionPointRow> {
   const asset = await assetRepo(tx).get(input.asset_id);
-  if (!asset) throw new AppError('bad_request', 'asset_id names no asset of this organization', [{ field: 'asset_id', message: 'no such asset' }]);
+  if (!asset) throw new AppError('validation_failed', 'asset_id names no asset of this organization', [{ field: 'asset_id', message: 'no such asset' }]);
   if (asset.status !== 'active') {
-    throw new AppError('bad_request', 'The asset is inactive: reactivate it first', [{ field: 'asset_id', message: 'asset is inactive' }]);
+    throw new AppError('validation_failed', 'The asset is inactive: reactivate it first', [{ field: 'asset_id', message: 'asset is inactive' }]);
   }
   const points = collectionPointRepo(tx);
   const fields = { id, asset_id: asset.id, name: input.name, notice: input.notice, purposes: assignPurposeIds(input.purposes, []), at };

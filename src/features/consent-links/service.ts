@@ -122,13 +122,13 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
         const point = await alongsideAudit(tx, ctx, at, event, creating);
         if (!point) throw new AppError('not_found', 'Collection point not found');
         if (point.asset_id !== assetId) {
-          throw new AppError('bad_request', 'asset_id is not the asset of this collection point', [
+          throw new AppError('validation_failed', 'asset_id is not the asset of this collection point', [
             { field: 'asset_id', message: `is not the asset of collection point ${point.display_id}` },
           ]);
         }
         if (point.status !== 'active' || point.asset_status !== 'active') {
           const which = point.status !== 'active' ? `Collection point ${point.display_id}` : 'Its asset';
-          throw new AppError('bad_request', `${which} is inactive: no new consent links can be created for it`, [
+          throw new AppError('validation_failed', `${which} is inactive: no new consent links can be created for it`, [
             { field: 'collection_point_id', message: 'is inactive' },
           ]);
         }
@@ -151,7 +151,7 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
           throw new AppError('conflict', `The current link is still active until ${current.expires_at.toISOString()}: regenerate it once it has expired`);
         }
         if (current.regeneration_count >= MAX_REGENERATIONS) {
-          throw new AppError('rate_limited', `This request has been regenerated ${MAX_REGENERATIONS} times, the most allowed: create a new consent link instead`);
+          throw new AppError('regeneration_limit_reached', `This request has been regenerated ${MAX_REGENERATIONS} times, the most allowed: create a new consent link instead`);
         }
         const eventId = uuidv7();
         const { token, hash } = newOpaqueToken();
@@ -233,7 +233,7 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
       if (from && from.getTime() > now.getTime()) problems.push({ field: 'from', message: 'must be in the past' });
       // Only a `to` the caller sent: the default (now) is before `from` only when `from` is in the future, reported above.
       if (from && q.to !== undefined && to.getTime() < from.getTime()) problems.push({ field: 'to', message: 'must not be before from' });
-      if (problems.length > 0) throw new AppError('bad_request', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+      if (problems.length > 0) throw new AppError('validation_failed', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
 
       const filters = {
         assetId: q.asset_id,
@@ -320,10 +320,10 @@ export async function completeLinkRequest(
   const link = await repo.lockByEvent(c.eventId.toLowerCase());
   if (!link) throw notFound;
   if (link.collection_point_id !== c.collectionPointId) {
-    throw new AppError('bad_request', 'event_id belongs to a link of another collection point', [{ field: 'event_id', message: 'is a link of another collection point' }]);
+    throw new AppError('validation_failed', 'event_id belongs to a link of another collection point', [{ field: 'event_id', message: 'is a link of another collection point' }]);
   }
   if (link.dp_id !== null && link.dp_id !== c.dpId) {
-    throw new AppError('bad_request', "dp_id is not the consent request's data principal", [{ field: 'dp_id', message: 'does not match the consent request' }]);
+    throw new AppError('validation_failed', "dp_id is not the consent request's data principal", [{ field: 'dp_id', message: 'does not match the consent request' }]);
   }
   if (link.completed_at) throw new AppError('conflict', 'Consent was already given for this request');
   if (link.this_event_superseded_at) throw new AppError('gone', 'This link was replaced by a newer one: use the latest link of the request');

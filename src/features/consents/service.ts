@@ -39,7 +39,7 @@ function checkChoices(purposes: PurposeRow[], choices: RecordConsentInput['purpo
   });
   for (const p of purposes) if (!seen.has(p.id)) problems.push({ field: 'purposes', message: `must include purpose ${p.id} (${p.name})` });
   if (problems.length > 0) {
-    throw new AppError('bad_request', `Invalid purposes: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+    throw new AppError('validation_failed', `Invalid purposes: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
   }
   return seen;
 }

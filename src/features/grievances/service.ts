@@ -179,7 +179,7 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
       if (to && Number.isNaN(to.getTime())) problems.push({ field: 'to', message: TIMESTAMP_MESSAGE });
       if (from && to && to.getTime() < from.getTime()) problems.push({ field: 'to', message: 'must not be before from' });
       if (problems.length > 0) {
-        return Promise.reject(new AppError('bad_request', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
+        return Promise.reject(new AppError('validation_failed', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
       }
       return withTenant(db, ctx.orgId, async (tx) => {
         const page = await grievanceRepo(tx).list({

@@ -53,10 +53,10 @@ export interface AccessDeps {
 }
 
 export const AccessErrors = {
-  invalidToken: () => new AppError('unauthorized', 'Invalid or expired token'),
-  notMember: () => new AppError('forbidden', 'User not a member of this tenant'),
-  roleTooLow: () => new AppError('forbidden', 'Your role does not allow this action'),
-  bearerOnly: () => new AppError('unauthorized', 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key'),
+  invalidToken: () => new AppError('invalid_token', 'Invalid or expired token'),
+  notMember: () => new AppError('not_a_member', 'User not a member of this tenant'),
+  roleTooLow: () => new AppError('role_forbidden', 'Your role does not allow this action'),
+  bearerOnly: () => new AppError('bearer_token_required', 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key'),
 } as const;
 
 /** The token of an `Authorization: Bearer <token>` header; anything else counts as no credentials. */
@@ -123,7 +123,7 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
 
     // An unknown host is remembered and answered below exactly like a wrong key, never with a 400.
     if (org && access.orgHeader && headerValue(request, 'x-org-id') !== org.slug) {
-      throw new AppError('bad_request', 'X-Org-Id could not be resolved');
+      throw new AppError('org_header_unresolved', 'X-Org-Id could not be resolved');
     }
 
     const key = headerValue(request, 'x-api-key');

@@ -2,7 +2,7 @@
 // Fastify's own 4xx with a message that says what to fix, anything else a bare 500 (logged, never echoed).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
-import { AppError } from './errors.js';
+import { AppError, ERROR_CODES, errorBody, type ErrorCode } from './errors.js';
 import { validationDetails } from './validation.js';
 
 const CONTEXT_NAMES: Record<string, string> = {
@@ -12,43 +12,43 @@ const CONTEXT_NAMES: Record<string, string> = {
   headers: 'headers',
 };
 
-const FASTIFY_ERRORS: Record<string, { status: number; error: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, error: 'Unsupported Content-Type: send the body as application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, error: 'Content-Length does not match the body' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, error: 'Request body is larger than 256 KiB' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'Request body is empty: send a JSON object' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'Request body is not valid JSON' },
+const FASTIFY_ERRORS: Record<string, { code: ErrorCode; error: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type', error: 'Unsupported Content-Type: send the body as application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'content_length_mismatch', error: 'Content-Length does not match the body' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'payload_too_large', error: 'Request body is larger than 256 KiB' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'empty_body', error: 'Request body is empty: send a JSON object' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'malformed_json', error: 'Request body is not valid JSON' },
 };
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError & { validation?: ErrorObject[]; validationContext?: string }, request, reply) => {
     if (error instanceof AppError) {
       if (error.headers) reply.headers(error.headers);
-      return reply.code(error.statusCode).send(error.details ? { error: error.message, details: error.details } : { error: error.message });
+      return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.details));
     }
     if (error.validation) {
       const context = CONTEXT_NAMES[error.validationContext ?? 'body'] ?? 'body';
       const details = validationDetails(error.validation, context);
       const summary = details.map((d) => `${d.field} ${d.message}`).join('; ');
-      return reply.code(400).send({ error: `Invalid request ${context}: ${summary}`, details });
+      return reply.code(400).send(errorBody('validation_failed', `Invalid request ${context}: ${summary}`, details));
     }
     const known = error.code ? FASTIFY_ERRORS[error.code] : undefined;
-    if (known) return reply.code(known.status).send({ error: known.error });
+    if (known) return reply.code(ERROR_CODES[known.code].status).send(errorBody(known.code, known.error));
     if (error instanceof SyntaxError && (error as FastifyError).statusCode === 400) {
-      return reply.code(400).send({ error: 'Request body is not valid JSON' });
+      return reply.code(400).send(errorBody('malformed_json', 'Request body is not valid JSON'));
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');
-      return reply.code(status).send({ error: error.message || 'Bad request' });
+      return reply.code(status).send(errorBody('bad_request', error.message || 'Bad request'));
     }
     request.log.error({ err: error }, 'unhandled error');
-    return reply.code(500).send({ error: 'Internal server error' });
+    return reply.code(500).send(errorBody('internal', 'Internal server error'));
   });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    reply.code(404).send({ error: `No such endpoint: ${request.method} ${path.slice(0, 200)}` });
+    reply.code(404).send(errorBody('route_not_found', `No such endpoint: ${request.method} ${path.slice(0, 200)}`));
   });
 }
 
@@ -59,9 +59,9 @@ export function installErrorHandling(app: FastifyInstance): void {
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header('X-Request-Id', request.id);
   if (error.code === 'FST_ERR_BAD_URL') {
-    reply.code(400).send({ error: 'Malformed URL: the path has an invalid percent-encoding' });
+    reply.code(400).send(errorBody('malformed_url', 'Malformed URL: the path has an invalid percent-encoding'));
     return;
   }
   const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400;
-  reply.code(status).send({ error: 'Bad request' });
+  reply.code(status).send(errorBody('bad_request', 'Bad request'));
 }

@@ -1,18 +1,45 @@
-// The one error type the service throws on purpose: a code from a fixed table, a message for the caller.
-export const ERROR_STATUS = {
-  bad_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  gone: 410,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  rate_limited: 429,
-  internal: 500,
-} as const;
+// The one error type the service throws on purpose: a stable code from one table, a sentence for the
+// caller. The code is what a client branches on (contract §9); the sentence says what to fix and may be
+// reworded. Every code, its status and its meaning: ERROR_CODES below, listed in docs/api.md.
+export const ERROR_CODES = {
+  // 400
+  bad_request: { status: 400, meaning: 'The request cannot be processed as sent (the sentence says why)' },
+  validation_failed: { status: 400, meaning: 'The body, query or path failed validation; `details` lists every problem' },
+  malformed_json: { status: 400, meaning: 'The body is not valid JSON' },
+  empty_body: { status: 400, meaning: 'A JSON body was announced but none was sent' },
+  content_length_mismatch: { status: 400, meaning: 'Content-Length does not match the body' },
+  malformed_url: { status: 400, meaning: 'The path has an invalid percent-encoding' },
+  org_header_unresolved: { status: 400, meaning: 'X-Org-Id is missing, or does not name the addressed organization' },
+  // 401
+  api_key_required: { status: 401, meaning: 'No credentials were sent' },
+  invalid_api_key: { status: 401, meaning: 'The API key is not an active key of the addressed organization' },
+  invalid_token: { status: 401, meaning: 'The Bearer token is unknown, expired or revoked' },
+  bearer_token_required: { status: 401, meaning: 'The endpoint takes a Bearer token, and only an API key was sent' },
+  invalid_credentials: { status: 401, meaning: 'Wrong email or password' },
+  not_signed_in: { status: 401, meaning: 'The dashboard session cookie is missing' },
+  // 403
+  missing_scope: { status: 403, meaning: 'The API key lacks the scope the endpoint needs' },
+  not_a_member: { status: 403, meaning: 'The token\'s user is not a member of the addressed organization' },
+  role_forbidden: { status: 403, meaning: 'The member\'s role does not allow this action' },
+  csrf_failed: { status: 403, meaning: 'The CSRF token or the request\'s origin did not match' },
+  // 404
+  not_found: { status: 404, meaning: 'No such record in this organization (malformed ids and other organizations\' ids included)' },
+  route_not_found: { status: 404, meaning: 'No endpoint at this method and path' },
+  // 409, 410
+  conflict: { status: 409, meaning: 'The request conflicts with the record\'s current state' },
+  gone: { status: 410, meaning: 'The record existed but can no longer be used' },
+  // 413, 415
+  payload_too_large: { status: 413, meaning: 'The body is over 256 KiB' },
+  unsupported_media_type: { status: 415, meaning: 'The body was not sent as application/json' },
+  // 429
+  rate_limited: { status: 429, meaning: 'Too many requests; `Retry-After` says when to try again' },
+  too_many_login_attempts: { status: 429, meaning: 'Too many failed logins for this email or address; `Retry-After` says when to try again' },
+  regeneration_limit_reached: { status: 429, meaning: 'A consent request was regenerated the most times allowed' },
+  // 500
+  internal: { status: 500, meaning: 'Internal server error (no detail is ever given)' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorCode = keyof typeof ERROR_CODES;
 
 export interface ErrorDetail {
   field: string;
@@ -29,13 +56,18 @@ export class AppError extends Error {
   ) {
     super(message);
     this.name = 'AppError';
-    this.statusCode = ERROR_STATUS[code];
+    this.statusCode = ERROR_CODES[code].status;
   }
+}
+
+/** The JSON body of an error: the sentence, its stable code, and the problems of a validation error. */
+export function errorBody(code: ErrorCode, error: string, details?: ErrorDetail[]): { error: string; code: ErrorCode; details?: ErrorDetail[] } {
+  return details ? { error, code, details } : { error, code };
 }
 
 /** The exact bodies the specification fixes (original spec §5.6, contract §2). */
 export const AuthErrors = {
-  keyRequired: () => new AppError('unauthorized', 'API key required (X-API-Key header)'),
-  invalidKey: () => new AppError('unauthorized', 'Invalid API key'),
-  missingScope: (scope: string) => new AppError('forbidden', `API key lacks the required scope: ${scope}`),
+  keyRequired: () => new AppError('api_key_required', 'API key required (X-API-Key header)'),
+  invalidKey: () => new AppError('invalid_api_key', 'Invalid API key'),
+  missingScope: (scope: string) => new AppError('missing_scope', `API key lacks the required scope: ${scope}`),
 } as const;

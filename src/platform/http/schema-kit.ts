@@ -1,10 +1,16 @@
 // Shared schema pieces: the error body every route documents, nullable and timestamp helpers, and the
 // trimmed-string rules of contract §4.
 import { Type, type Static, type TSchema } from 'typebox';
+import { ERROR_CODES, type ErrorCode } from './errors.js';
 
 export const ErrorBody = Type.Object(
   {
-    error: Type.String({ description: 'What went wrong, and what to fix' }),
+    error: Type.String({ description: 'What went wrong, and what to fix (the sentence may be reworded; branch on `code`)' }),
+    code: Type.Unsafe<ErrorCode>({
+      type: 'string',
+      enum: Object.keys(ERROR_CODES),
+      description: 'Stable machine-readable code: branch on it (the table of codes is in the API reference)',
+    }),
     details: Type.Optional(
       Type.Array(
         Type.Object({

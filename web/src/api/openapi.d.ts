@@ -105,8 +105,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -124,8 +129,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -143,8 +153,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -162,8 +177,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -181,8 +201,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -200,8 +225,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -273,8 +303,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -292,8 +327,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -311,8 +351,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -330,8 +375,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -349,8 +399,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -405,8 +460,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -424,8 +484,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -512,8 +577,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -531,8 +601,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -550,8 +625,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -569,8 +649,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -588,8 +673,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -607,8 +697,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -626,8 +721,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -707,8 +807,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -726,8 +831,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -745,8 +855,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -801,8 +916,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -820,8 +940,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -888,8 +1013,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -907,8 +1037,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -926,8 +1061,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1000,8 +1140,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1019,8 +1164,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1038,8 +1188,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1107,8 +1262,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1126,8 +1286,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1145,8 +1310,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1164,8 +1334,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1183,8 +1358,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1202,8 +1382,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1280,8 +1465,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1299,8 +1489,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1318,8 +1513,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1337,8 +1537,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1412,8 +1617,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1431,8 +1641,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1450,8 +1665,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1469,8 +1689,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1535,8 +1760,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1554,8 +1784,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1573,8 +1808,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1592,8 +1832,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1611,8 +1856,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1630,8 +1880,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1649,8 +1904,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1668,8 +1928,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1728,8 +1993,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1747,8 +2017,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1766,8 +2041,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1785,8 +2065,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1804,8 +2089,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1870,8 +2160,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1889,8 +2184,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1908,8 +2208,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1927,8 +2232,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1946,8 +2256,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1965,8 +2280,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -1984,8 +2304,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2003,8 +2328,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2093,8 +2423,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2112,8 +2447,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2131,8 +2471,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2150,8 +2495,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2261,8 +2611,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2280,8 +2635,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2299,8 +2659,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2318,8 +2683,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2337,8 +2707,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2356,8 +2731,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2464,8 +2844,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2483,8 +2868,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2502,8 +2892,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2521,8 +2916,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2540,8 +2940,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2559,8 +2964,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2578,8 +2988,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2662,8 +3077,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2681,8 +3101,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2700,8 +3125,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2719,8 +3149,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2835,8 +3270,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2854,8 +3294,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2873,8 +3318,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2892,8 +3342,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2976,8 +3431,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -2995,8 +3455,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3014,8 +3479,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3136,8 +3606,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3155,8 +3630,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3174,8 +3654,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3193,8 +3678,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3303,8 +3793,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3322,8 +3817,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3341,8 +3841,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3360,8 +3865,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3379,8 +3889,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3398,8 +3913,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3417,8 +3937,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3436,8 +3961,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3522,8 +4052,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3541,8 +4076,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3560,8 +4100,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3579,8 +4124,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3681,8 +4231,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3700,8 +4255,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3719,8 +4279,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3738,8 +4303,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3757,8 +4327,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3776,8 +4351,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3881,8 +4461,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3900,8 +4485,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3919,8 +4509,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3938,8 +4533,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3957,8 +4557,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3976,8 +4581,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -3995,8 +4605,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4044,8 +4659,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4063,8 +4683,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4082,8 +4707,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4101,8 +4731,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4197,8 +4832,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4216,8 +4856,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4235,8 +4880,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4254,8 +4904,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4344,8 +4999,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4363,8 +5023,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4382,8 +5047,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4401,8 +5071,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4489,8 +5164,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4508,8 +5188,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4527,8 +5212,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4546,8 +5236,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4627,8 +5322,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4646,8 +5346,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4665,8 +5370,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4684,8 +5394,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4754,8 +5469,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4773,8 +5493,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4792,8 +5517,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4811,8 +5541,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4830,8 +5565,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4849,8 +5589,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4923,8 +5668,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4942,8 +5692,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4961,8 +5716,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -4980,8 +5740,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5062,8 +5827,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5081,8 +5851,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5100,8 +5875,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5119,8 +5899,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5138,8 +5923,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5157,8 +5947,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5176,8 +5971,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5266,8 +6066,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5285,8 +6090,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5304,8 +6114,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5323,8 +6138,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5416,8 +6236,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5435,8 +6260,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5454,8 +6284,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5473,8 +6308,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5492,8 +6332,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5511,8 +6356,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5530,8 +6380,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5615,8 +6470,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5634,8 +6494,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5653,8 +6518,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5672,8 +6542,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5768,8 +6643,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5787,8 +6667,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5806,8 +6691,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5825,8 +6715,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5844,8 +6739,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5863,8 +6763,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5882,8 +6787,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -5986,8 +6896,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6005,8 +6920,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6024,8 +6944,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6043,8 +6968,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6062,8 +6992,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6081,8 +7016,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6100,8 +7040,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6200,8 +7145,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6219,8 +7169,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6238,8 +7193,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6257,8 +7217,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6276,8 +7241,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6295,8 +7265,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6314,8 +7289,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6333,8 +7313,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6352,8 +7337,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6371,8 +7361,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6466,8 +7461,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6485,8 +7485,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6504,8 +7509,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6523,8 +7533,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6653,8 +7668,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6672,8 +7692,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6691,8 +7716,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6710,8 +7740,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6800,8 +7835,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6819,8 +7859,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6838,8 +7883,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6857,8 +7907,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6876,8 +7931,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6964,8 +8024,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -6983,8 +8048,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7002,8 +8072,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7021,8 +8096,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7040,8 +8120,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7059,8 +8144,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7078,8 +8168,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7097,8 +8192,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7116,8 +8216,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7206,8 +8311,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7225,8 +8335,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7244,8 +8359,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7263,8 +8383,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7282,8 +8407,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7301,8 +8431,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7320,8 +8455,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7339,8 +8479,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7433,8 +8578,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7452,8 +8602,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7471,8 +8626,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
@@ -7490,8 +8650,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description What went wrong, and what to fix */
+                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
                             error: string;
+                            /**
+                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
                             /** @description Validation errors only: one entry per problem found */
                             details?: {
                                 /** @description The field (or path) at fault */
