@@ -96,8 +96,9 @@ function sourceFiles(dir: string): string[] {
 function joinsWithoutOrgId(text: string, tenantTables: Set<string>): string[] {
   const pattern = /\bjoin\s+([a-z_]+)\s+(?:as\s+)?([a-z_]+)\s+on\s+([\s\S]*?)(?=\bjoin\b|\bwhere\b|\bgroup\b|\border\b|\blimit\b|\breturning\b|[`'")]|$)/gi;
   return [...text.matchAll(pattern)]
-    .filter((m) => tenantTables.has(m[1].toLowerCase()) && !/\borg_id\b/i.test(m[3]))
-    .map((m) => `join ${m[1]} ${m[2]} on ${m[3].trim()}`);
+    .map(([, table = '', alias = '', on = '']) => ({ table, alias, on }))
+    .filter((j) => tenantTables.has(j.table.toLowerCase()) && !/\borg_id\b/i.test(j.on))
+    .map((j) => `join ${j.table} ${j.alias} on ${j.on.trim()}`);
 }
 
 test('the join check finds a join of tenant tables on their ids alone', () => {
