@@ -12,6 +12,7 @@ import { installAccessControl, type RouteAccessEntry } from './platform/auth/acc
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
 import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
 import { createBearerVerifier } from './platform/auth/bearer-verifier.js';
+import { followAuthChanges } from './platform/auth/auth-changes.js';
 import { createMemoryCounter, createRedisCounter, type WindowCounter } from './platform/rate-limit.js';
 import {
   authRoutes,
@@ -34,6 +35,7 @@ import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
+import type { Metrics } from './platform/metrics.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 
 export interface AppDeps {
@@ -46,6 +48,8 @@ export interface AppDeps {
   messageProvider?: MessageProvider;
   /** The built dashboard (default: web/dist of this checkout). */
   webDir?: string;
+  /** Prometheus metrics (METRICS_PORT): the app adds its request metrics to them. */
+  metrics?: Metrics;
 }
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
@@ -76,11 +80,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandling(app);
   installValidation(app);
   installRequestId(app);
+  deps.metrics?.instrumentApp(app);
   await installOpenApi(app, config.publicUrl);
 
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
   const bearer = createBearerVerifier(db, clock);
+  // Other processes' revocations (PostgreSQL LISTEN/NOTIFY); this process's own also call the caches below.
+  const authChanges = await followAuthChanges({ db, apiKeys, bearer, log: app.log });
+  if (authChanges) app.addHook('onClose', () => authChanges.close());
   const counter = (prefix: string): WindowCounter =>
     config.redisUrl
       ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })

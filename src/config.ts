@@ -19,6 +19,10 @@ export interface Config {
   readonly messageProvider: 'log' | 'http';
   readonly smsWebhookUrl: URL | null;
   readonly emailWebhookUrl: URL | null;
+  /** METRICS_PORT: Prometheus metrics at GET /metrics on this port; null (the default) serves none. */
+  readonly metricsPort: number | null;
+  /** METRICS_PER_ORG=1: request metrics carry the organization's slug as a label. */
+  readonly metricsPerOrg: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -74,6 +78,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const smsWebhookUrl = webhookUrl(env, 'SMS_WEBHOOK_URL');
   const emailWebhookUrl = webhookUrl(env, 'EMAIL_WEBHOOK_URL');
   if (messageProvider === 'http' && !smsWebhookUrl) throw new ConfigError('MESSAGE_PROVIDER=http needs SMS_WEBHOOK_URL');
+  const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : null;
+  if (metricsPort !== null && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) {
+    throw new ConfigError(`METRICS_PORT must be an integer between 0 and 65535, got "${env.METRICS_PORT}"`);
+  }
   return Object.freeze({
     port,
     host: env.HOST || '0.0.0.0',
@@ -90,6 +98,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     messageProvider,
     smsWebhookUrl,
     emailWebhookUrl,
+    metricsPort,
+    metricsPerOrg: ['1', 'true', 'yes', 'on'].includes((env.METRICS_PER_ORG || '').toLowerCase()),
   });
 }
 

@@ -5,18 +5,34 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openStore } from './platform/db/store.js';
 import { tuneHeap } from './platform/heap.js';
+import { POOL_SIZE, READ_LANES } from './platform/db/open.js';
+import { createMetrics } from './platform/metrics.js';
 
 export async function serve(config: Config): Promise<void> {
   tuneHeap(config);
   const store = await openStore(config, 'server');
+  // Off unless METRICS_PORT is set: then the store is counted (operations in flight per pool) too.
+  const metrics =
+    config.metricsPort === null
+      ? null
+      : createMetrics({
+          db: store.db,
+          perOrg: config.metricsPerOrg,
+          poolSizes: config.databaseUrl ? { system: POOL_SIZE, tenant: POOL_SIZE, read: READ_LANES } : { system: 1, tenant: 1, read: 1 },
+        });
   let app;
   try {
-    app = await buildApp({ config, db: store.db });
+    app = await buildApp({ config, db: metrics ? metrics.instrumentDatabase(store.db) : store.db, metrics: metrics ?? undefined });
     await app.listen({ port: config.port, host: config.host });
+    if (metrics) {
+      const port = await metrics.listen(config.metricsPort!, config.host);
+      app.log.info({ metrics_port: port }, `Prometheus metrics at http://${config.host}:${port}/metrics`);
+    }
     // Stopped by app.close() (an onClose hook), before the store is closed.
     app.outbox.start();
   } catch (e) {
     await app?.close().catch(() => {});
+    await metrics?.close();
     await store.close();
     throw e;
   }
@@ -38,6 +54,7 @@ export async function serve(config: Config): Promise<void> {
     force.unref();
     try {
       await app.close();
+      await metrics?.close();
       await store.close();
       app.log.info('stopped cleanly');
       process.exitCode = 0;

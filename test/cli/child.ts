@@ -223,12 +223,12 @@ export interface HttpResponse {
 /** A real HTTP request to 127.0.0.1 with a chosen Host (fetch cannot set Host). */
 export function request(
   port: number,
-  options: { method: string; path: string; host: string; key?: string; body?: unknown },
+  options: { method: string; path: string; host: string; key?: string; body?: unknown; headers?: Record<string, string> },
   timeoutMs = 10_000,
 ): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const headers: Record<string, string> = { host: options.host };
+    const headers: Record<string, string> = { ...options.headers, host: options.host };
     if (options.key !== undefined) headers['x-api-key'] = options.key;
     if (payload !== undefined) headers['content-type'] = 'application/json';
     const req = http.request({ host: '127.0.0.1', port, path: options.path, method: options.method, headers, timeout: timeoutMs }, (res) => {

@@ -95,7 +95,7 @@ export function organizationRoutes(app: FastifyInstance, accounts: AccountsServi
       tags: ['Organization'],
       security,
       summary: 'Revoke an API key',
-      description: 'The key is refused at once by this process and within 10 seconds by every other. Revoking a revoked key changes nothing and answers the same. Owners and admins, or an `admin` key.',
+      description: 'The key is refused at once by every process (on PostgreSQL, other processes hear of it through LISTEN/NOTIFY; within 10 seconds at worst if a notification is lost). Revoking a revoked key changes nothing and answers the same. Owners and admins, or an `admin` key.',
       params: Type.Object({ id: Type.String({ description: 'The key id (not the key)' }) }),
       response: { 200: ApiKey, ...errorResponses(401, 403, 404) },
     },

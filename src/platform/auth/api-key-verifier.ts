@@ -1,5 +1,6 @@
 // Checks an X-API-Key against the addressed organization. Warm keys are answered from memory (no round
-// trip); a revocation in this process drops the entry at once, one elsewhere within the TTL.
+// trip); a revocation drops the entry at once, in this process by a call and in the others by a
+// notification (auth-changes.ts); the TTL bounds how long a missed notification can matter.
 // last_used_at is collected in memory and written in one statement per flush, not on every request.
 import type { Database } from '../db/types.js';
 import type { Clock } from '../clock.js';
@@ -17,6 +18,8 @@ export interface ApiKeyVerifier {
   verify(orgId: string, key: string): Promise<VerifiedKey | null>;
   /** Called on revocation: the key fails at once in this process. */
   invalidate(keyId: string): void;
+  /** Forgets every cached key (notifications may have been missed). */
+  clear(): void;
   /** Writes the collected last_used_at times. */
   flushUsage(): Promise<void>;
   close(): Promise<void>;
@@ -79,6 +82,9 @@ export function createApiKeyVerifier(db: Database, clock: Clock, options: { flus
     },
     invalidate(keyId) {
       for (const [k, v] of cache) if (v.key.id === keyId) cache.delete(k);
+    },
+    clear() {
+      cache.clear();
     },
     flushUsage,
     async close() {

@@ -1,6 +1,6 @@
 // Checks Bearer access tokens and organization memberships. Warm answers come from memory (no round
-// trip); logout, refresh, password changes and membership changes in this process drop the entries at
-// once, elsewhere within the TTL. Expiry is checked against the clock on every request.
+// trip); logout, refresh, password changes and membership changes drop the entries at once, in this
+// process by a call and in the others by a notification (auth-changes.ts); the TTL is the fallback. Expiry is checked against the clock on every request.
 import type { Database } from '../db/types.js';
 import type { Clock } from '../clock.js';
 import { ACCESS_TOKEN_PREFIX, looksLikeToken, sha256Hex } from '../crypto/opaque-tokens.js';
@@ -19,6 +19,8 @@ export interface BearerVerifier {
   forgetSession(sessionId: string): void;
   forgetUser(userId: string): void;
   forgetMembership(orgId: string, userId: string): void;
+  /** Forgets every cached token and role (notifications may have been missed). */
+  clear(): void;
 }
 
 export const BEARER_CACHE_TTL_MS = 10_000;
@@ -73,6 +75,10 @@ export function createBearerVerifier(db: Database, clock: Clock): BearerVerifier
     },
     forgetMembership(orgId, userId) {
       roles.delete(`${orgId}:${userId}`);
+    },
+    clear() {
+      tokens.clear();
+      roles.clear();
     },
   };
 }

@@ -14,7 +14,9 @@ const TENANT_ROLE = 'assent_app';
  * Read lanes on PostgreSQL (tenantQuery): single-connection clients shared by all requests. Measured on
  * the 2-CPU development machine (bench/results/), 4 kept PostgreSQL busy without queueing behind each other.
  */
-const READ_LANES = 4;
+export const READ_LANES = 4;
+/** Connections of each PostgreSQL pool (system, tenant transactions) unless OpenOptions.poolSize says otherwise. */
+export const POOL_SIZE = 10;
 
 export interface OpenOptions {
   /** null: embedded PGlite; a postgres:// URL: that server. */
@@ -183,7 +185,7 @@ function reportNotResend(client: Sql, text: string, params: readonly unknown[] |
   return { statement, marker };
 }
 
-async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes = READ_LANES): Promise<Database> {
+async function openPostgres(url: string, rls: boolean, poolSize = POOL_SIZE, readLanes = READ_LANES): Promise<Database> {
   const common = { onnotice: () => {} } as const;
   // The owner: migrations, and the lookups made before a tenant is known. Bypasses row-level security.
   const sql = postgres(url, { ...common, max: poolSize, connection: { application_name: 'assent' } });
@@ -284,8 +286,49 @@ async function openPostgres(url: string, rls: boolean, poolSize = 10, readLanes 
       }
       return rows;
     },
+    listen: (channel, onMessage, onConnect) => listenPostgres(url, channel, onMessage, onConnect),
     close: async () => {
       await Promise.all([sql, tenantSql, ...lanes.map((l) => l.sql)].map((s) => s.end({ timeout: 5 })));
+    },
+  };
+}
+
+/**
+ * A LISTEN connection of its own. Not postgres.js' sql.listen(): after a lost connection it subscribes
+ * again once, and if the server is still away then, never again; this one retries every second until
+ * the subscription holds, and says so through onConnect each time.
+ */
+async function listenPostgres(url: string, channel: string, onMessage: (payload: string) => void, onConnect: () => void): Promise<{ close(): Promise<void> }> {
+  let closed = false;
+  let retry: ReturnType<typeof setTimeout> | null = null;
+  const client = postgres(url, {
+    onnotice: () => {},
+    max: 1,
+    max_lifetime: null,
+    fetch_types: false,
+    connection: { application_name: 'assent-listen' },
+    onclose: () => schedule(),
+    // Not in postgres.js' type declarations, but an option it reads: every NOTIFY on the connection.
+    ...({ onnotify: (c: string, payload: string) => c === channel && onMessage(payload) } as object),
+  });
+  const subscribe = async () => {
+    await client.unsafe(`listen "${channel.replace(/"/g, '""')}"`);
+    onConnect();
+  };
+  function schedule() {
+    if (closed || retry) return;
+    retry = setTimeout(() => {
+      retry = null;
+      subscribe().catch(() => schedule());
+    }, 1000);
+    retry.unref();
+  }
+  await subscribe();
+  return {
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      await client.end({ timeout: 1 });
     },
   };
 }

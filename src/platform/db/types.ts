@@ -28,5 +28,11 @@ export interface Database {
    * session, then the statement. Not a transaction, and run again after some failures: never a write.
    */
   tenantQuery<T = Record<string, unknown>>(orgId: string, text: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * PostgreSQL only (undefined on PGlite, which one process owns): LISTEN on a channel over a connection
+   * of its own. onConnect runs after each (re)subscription: notifications sent while the connection was
+   * down are lost, so a listener forgets what it cached then. A lost connection is retried every second.
+   */
+  listen?(channel: string, onMessage: (payload: string) => void, onConnect: () => void): Promise<{ close(): Promise<void> }>;
   close(): Promise<void>;
 }

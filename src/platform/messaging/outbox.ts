@@ -23,7 +23,7 @@ export interface OutboxWorkerDeps {
   db: Database;
   clock: Clock;
   provider: MessageProvider;
-  log: Pick<FastifyBaseLogger, 'warn' | 'error'>;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
   batchSize?: number;
   intervalMs?: number;
 }
@@ -125,7 +125,11 @@ export function createOutboxWorker({ db, clock, provider, log, batchSize = 20, i
     timer = setTimeout(() => {
       timer = null;
       const run = runOnce().then(
-        (r) => r.sent + r.retrying + r.failed >= batchSize,
+        (r) => {
+          const handled = r.sent + r.retrying + r.failed;
+          if (handled > 0) log.info({ ...r }, 'outbox batch delivered');
+          return handled >= batchSize;
+        },
         (err) => {
           log.error({ err }, 'outbox worker: batch failed');
           return false;
