@@ -12,6 +12,7 @@ import { installAccessControl, type RouteAccessEntry } from './platform/auth/acc
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
 import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
 import { createBearerVerifier } from './platform/auth/bearer-verifier.js';
+import { createDpTokenVerifier } from './platform/auth/dp-token-verifier.js';
 import { createMemoryCounter, createRedisCounter, type WindowCounter } from './platform/rate-limit.js';
 import {
   authRoutes,
@@ -34,6 +35,7 @@ import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
+import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 
 export interface AppDeps {
@@ -81,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
   const bearer = createBearerVerifier(db, clock);
+  const dpTokens = createDpTokenVerifier(db, clock);
   const counter = (prefix: string): WindowCounter =>
     config.redisUrl
       ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })
@@ -90,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
   });
-  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer });
+  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
 
   installHealth(app, db);
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
@@ -117,6 +120,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const consents = registerConsents(app, { db, clock });
+  const dataPrincipals = registerDataPrincipals(app, {
+    db,
+    clock,
+    defaultCountryCode: config.defaultCountryCode,
+    publicUrl: config.publicUrl,
+    organizations,
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+  });
   await registerConsentPage(app, {
     db,
     clock,
@@ -133,7 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAudit(app, { db, clock });
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
-  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions });
+  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals });
   app.decorate('routeAccess', routeAccess);
   return app;
 }
@@ -146,6 +158,7 @@ declare module 'fastify' {
       consentLinks: ConsentLinkService;
       users: UserService;
       sessions: SessionService;
+      dataPrincipals: DataPrincipalService;
     };
     /** Delivers the outbox (outbound_messages) through the message provider. */
     outbox: OutboxWorker;

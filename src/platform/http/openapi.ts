@@ -34,6 +34,12 @@ export async function installOpenApi(app: FastifyInstance, publicUrl: URL): Prom
             scheme: 'bearer',
             description: 'An access token from POST /auth/login (1 hour). The user must be a member of the organization addressed.',
           },
+          DataPrincipal: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              "A data principal's token (dpt_ + 32 characters, at most 1 hour): minted by the organization (POST /api/v1/data-principals/{dp_id}/tokens) or earned with a one-time code (POST /rights/otp/verify). Acts for that one person only.",
+          },
         },
       },
     },
