@@ -76,7 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandling(app);
   installValidation(app);
   installRequestId(app);
-  await installOpenApi(app, config.publicUrl);
+  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited: () => false, cors: () => false });
 
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
