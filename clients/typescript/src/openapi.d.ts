@@ -17,6 +17,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process answers (no database access) */
+        get: operations["getHealthLive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: started, the store answers, migrations applied, the tenant role can be taken */
+        get: operations["getHealthReady"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -1452,6 +1486,113 @@ export interface operations {
                     "application/json": {
                         status: string;
                         database: string;
+                    };
+                };
+            };
+        };
+    };
+    getHealthLive: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+        };
+    };
+    getHealthReady: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `ready` (200); otherwise 503 with the first failed check in `error` */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "database": "ok",
+                     *         "migrations": "ok",
+                     *         "tenant_role": "ok"
+                     *       },
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        status: "ready" | "starting" | "closing" | "unavailable";
+                        checks: {
+                            database: "ok" | "failed" | "skipped" | "not_run";
+                            migrations: "ok" | "failed" | "skipped" | "not_run";
+                            tenant_role: "ok" | "failed" | "skipped" | "not_run";
+                        };
+                        /** @description Why the process is not ready, and what to do */
+                        error?: string;
+                    };
+                };
+            };
+            /** @description `ready` (200); otherwise 503 with the first failed check in `error` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "database": "ok",
+                     *         "migrations": "ok",
+                     *         "tenant_role": "ok"
+                     *       },
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        status: "ready" | "starting" | "closing" | "unavailable";
+                        checks: {
+                            database: "ok" | "failed" | "skipped" | "not_run";
+                            migrations: "ok" | "failed" | "skipped" | "not_run";
+                            tenant_role: "ok" | "failed" | "skipped" | "not_run";
+                        };
+                        /** @description Why the process is not ready, and what to do */
+                        error?: string;
                     };
                 };
             };
