@@ -1,10 +1,15 @@
-// `npm run web:types`: writes the dashboard's API types (web/src/api/openapi.d.ts) from the OpenAPI
-// document the route schemas generate, so the client and the API cannot drift apart unnoticed
-// (test/contract/openapi-types.test.ts fails when the file is out of date).
-import { writeFileSync } from 'node:fs';
+// `npm run web:types`: writes the OpenAPI document of the route schemas (clients/typescript/openapi.json)
+// and the API types made from it, for the dashboard (web/src/api/openapi.d.ts) and the client package
+// (clients/typescript/src/openapi.d.ts), so clients and the API cannot drift apart unnoticed
+// (test/contract/openapi-types.test.ts fails when a file is out of date).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openApiDocument, typesFromDocument } from './openapi-doc.js';
+import { generatedFiles } from './openapi-doc.js';
 
-const target = fileURLToPath(new URL('../web/src/api/openapi.d.ts', import.meta.url));
-writeFileSync(target, await typesFromDocument(await openApiDocument()));
-process.stdout.write(`wrote ${target}\n`);
+for (const [path, text] of Object.entries(await generatedFiles())) {
+  const target = fileURLToPath(new URL(`../${path}`, import.meta.url));
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, text);
+  process.stdout.write(`wrote ${target}\n`);
+}

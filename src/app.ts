@@ -13,6 +13,7 @@ import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
 import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
 import { createBearerVerifier } from './platform/auth/bearer-verifier.js';
 import { followAuthChanges } from './platform/auth/auth-changes.js';
+import { createDpTokenVerifier } from './platform/auth/dp-token-verifier.js';
 import { createMemoryCounter, createRedisCounter, type WindowCounter } from './platform/rate-limit.js';
 import {
   authRoutes,
@@ -36,6 +37,7 @@ import { registerAudit } from './features/audit/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
 import type { Metrics } from './platform/metrics.js';
+import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 
 export interface AppDeps {
@@ -81,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidation(app);
   installRequestId(app);
   deps.metrics?.instrumentApp(app);
-  await installOpenApi(app, config.publicUrl);
+  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited: () => false, cors: () => false });
 
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
@@ -89,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Other processes' revocations (PostgreSQL LISTEN/NOTIFY); this process's own also call the caches below.
   const authChanges = await followAuthChanges({ db, apiKeys, bearer, log: app.log });
   if (authChanges) app.addHook('onClose', () => authChanges.close());
+  const dpTokens = createDpTokenVerifier(db, clock);
   const counter = (prefix: string): WindowCounter =>
     config.redisUrl
       ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })
@@ -98,9 +101,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
   });
-  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer });
+  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
 
-  installHealth(app, db);
+  installHealth(app, db, { tenantRole: config.rls });
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
   const users = createUserService({
     db,
@@ -125,6 +128,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const consents = registerConsents(app, { db, clock });
+  const dataPrincipals = registerDataPrincipals(app, {
+    db,
+    clock,
+    defaultCountryCode: config.defaultCountryCode,
+    publicUrl: config.publicUrl,
+    organizations,
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+  });
   await registerConsentPage(app, {
     db,
     clock,
@@ -141,7 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAudit(app, { db, clock });
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
-  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions });
+  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals });
   app.decorate('routeAccess', routeAccess);
   return app;
 }
@@ -154,6 +166,7 @@ declare module 'fastify' {
       consentLinks: ConsentLinkService;
       users: UserService;
       sessions: SessionService;
+      dataPrincipals: DataPrincipalService;
     };
     /** Delivers the outbox (outbound_messages) through the message provider. */
     outbox: OutboxWorker;

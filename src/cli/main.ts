@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Config } from '../config.js';
 import { openStore } from '../platform/db/store.js';
 import { DataDirBusyError } from '../platform/db/data-dir-lock.js';
+import { StoreUnavailableError } from '../platform/db/connection-errors.js';
+import { TenantRoleError } from '../platform/db/tenant-role.js';
 import { AppError } from '../platform/http/errors.js';
 import { systemClock } from '../platform/clock.js';
 import { checkRole, createAccountsService, createUserService, type AccountsService, type UserService } from '../features/accounts/index.js';
@@ -216,7 +218,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stderr.write(`assent: ${(e as Error).message}\n`);
       return 2;
     }
-    if (e instanceof AppError || e instanceof ConfigError || e instanceof DataDirBusyError) {
+    if (e instanceof AppError || e instanceof ConfigError || e instanceof DataDirBusyError || e instanceof StoreUnavailableError || e instanceof TenantRoleError) {
       process.stderr.write(`assent: ${e.message}\n`);
       return 1;
     }

@@ -75,6 +75,7 @@ export const CollectionPoint = Type.Object(
 export const DisplayId = Type.String({
   pattern: '^[A-Z0-9_-]{2,32}$',
   'x-message': 'must be 2-32 characters of A-Z, 0-9, _ and -',
+  examples: ['CP001'],
 });
 
 export const CreateCollectionPointBody = Type.Object(

@@ -124,6 +124,11 @@ export function consentLinkRepo(tx: TenantTx) {
            insert into outbound_messages (org_id, id, channel, recipient, body, request_id, event_id, status, next_attempt_at, created_at)
            select $1::uuid, m.id, m.channel, m.recipient, m.body, req.id, $7::uuid, 'queued', $8::timestamptz, $8::timestamptz
              from req cross join jsonb_to_recordset($11::text::jsonb) as m(id uuid, channel text, recipient text, body text)
+         ), contact as (
+           -- The link's phone becomes the data principal's phone on file when they have none (contract §7).
+           insert into data_principal_contacts as c (org_id, dp_id, phone, created_at, updated_at)
+           select $1::uuid, $5::text, $6::text, $8::timestamptz, $8::timestamptz from req where $5::text is not null
+           on conflict (org_id, dp_id) do update set phone = excluded.phone, updated_at = excluded.updated_at where c.phone is null
          )
          select point.id, point.display_id, point.asset_id, point.status, point.asset_status, exists (select from req) as created
            from point`,

@@ -154,13 +154,14 @@ export function createConsentPageService({ db, clock, consents }: ConsentPageDep
       const { link, view } = found;
       if (view.state !== 'active') return { kind: 'page', view };
       if (!view.verified) return { kind: 'page', view, error: { code: 'not_verified', status: 403 } };
-      const ctx: TenantContext = { orgId: org.id, slug: org.slug, orgName: org.name, actor: { type: 'data_principal', id: link.event_id }, requestId };
+      // The request's data principal id, or else the phone the code proved.
+      const dpId = link.dp_id ?? link.phone;
+      const ctx: TenantContext = { orgId: org.id, slug: org.slug, orgName: org.name, actor: { type: 'data_principal', id: link.event_id, dpId }, requestId };
       try {
         const record = await consents.record(
           ctx,
           link.collection_point_id,
-          // The request's data principal id, or else the phone the code proved.
-          { dp_id: link.dp_id ?? link.phone, purposes: link.purposes.map((p) => ({ id: p.id, granted: granted.has(p.id) })), event_id: link.event_id },
+          { dp_id: dpId, purposes: link.purposes.map((p) => ({ id: p.id, granted: granted.has(p.id) })), event_id: link.event_id },
           'link',
         );
         return { kind: 'recorded', view, consent: { id: record.consent_id, action: record.consent_action, purposes: record.purposes, at: record.created_at } };

@@ -1,5 +1,7 @@
 // Consent record SQL: append-only records and the data principals they name.
-import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import type { PrincipalTx, TenantTx } from '../../platform/db/tenant-tx.js';
+import { isUuid } from '../../platform/ids.js';
+import type { PurposeRow } from '../collection-points/index.js';
 import type { ConsentAction } from '../consent-links/index.js';
 
 export interface ConsentRecordRow {
@@ -14,12 +16,14 @@ export interface ConsentRecordRow {
   created_at: Date;
 }
 
+export type ConsentChannel = 'api' | 'link' | 'rights_center';
+
 const COLUMNS = 'id as consent_id, collection_point_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, created_at';
 
 export function consentRepo(tx: TenantTx) {
   return {
     /** Records the data principal if new, then appends the consent: one statement. */
-    async insert(c: Omit<ConsentRecordRow, 'consent_id' | 'created_at'> & { id: string; dataPrincipalId: string; channel: 'api' | 'link'; at: Date }) {
+    async insert(c: Omit<ConsentRecordRow, 'consent_id' | 'created_at'> & { id: string; dataPrincipalId: string; channel: ConsentChannel; at: Date }) {
       const rows = await tx.query<ConsentRecordRow>(
         `with new_dp as (
            insert into data_principals (org_id, id, dp_id, created_at) values ($1::uuid, $2::uuid, $3::text, $4::timestamptz)
@@ -42,6 +46,64 @@ export function consentRepo(tx: TenantTx) {
         [tx.orgId, dpId, collectionPointId],
       );
       return rows[0] ?? null;
+    },
+  };
+}
+
+export interface CurrentConsentRow {
+  consent_id: string;
+  consent_action: ConsentAction;
+  choices: { id: string; granted: boolean }[];
+  given_at: Date;
+  point_id: string;
+  display_id: string;
+  name: string;
+  notice: string;
+  notice_version: number;
+  point_purposes: PurposeRow[];
+}
+
+export interface PrincipalRecordRow {
+  consent_id: string;
+  collection_point_id: string;
+  consent_action: ConsentAction;
+  purposes: { id: string; granted: boolean }[];
+  notice_version: number;
+  channel: ConsentChannel;
+  created_at: Date;
+}
+
+/** One data principal's consent records: every statement is bound to their dp_id. */
+export function principalConsentRepo(tx: PrincipalTx) {
+  return {
+    /** The latest record at every collection point where they have one, with the point as it is now: one statement. */
+    current(): Promise<CurrentConsentRow[]> {
+      return tx.query<CurrentConsentRow>(
+        `select * from (
+           select distinct on (r.collection_point_id)
+                  r.id as consent_id, r.consent_action, r.purposes as choices, r.created_at as given_at,
+                  p.id as point_id, p.display_id, p.name, p.notice, p.notice_version, p.purposes as point_purposes
+             from consent_records r
+             join collection_points p on p.org_id = r.org_id and p.id = r.collection_point_id
+            where r.org_id = $1::uuid and r.dp_id = $2::text
+            order by r.collection_point_id, r.created_at desc, r.id desc
+         ) latest
+         order by given_at desc, consent_id desc`,
+        [tx.orgId, tx.dpId],
+      );
+    },
+
+    /** Every record at one collection point (UUID or display_id), newest first. */
+    history(idOrDisplayId: string): Promise<PrincipalRecordRow[]> {
+      const byId = isUuid(idOrDisplayId);
+      return tx.query<PrincipalRecordRow>(
+        `select r.id as consent_id, r.collection_point_id, r.consent_action, r.purposes, r.notice_version, r.channel, r.created_at
+           from collection_points p
+           join consent_records r on r.org_id = p.org_id and r.collection_point_id = p.id and r.dp_id = $3::text
+          where p.org_id = $1::uuid and ${byId ? 'p.id = $2::uuid' : 'p.display_id = $2::text'}
+          order by r.created_at desc, r.id desc`,
+        [tx.orgId, byId ? idOrDisplayId.toLowerCase() : idOrDisplayId, tx.dpId],
+      );
     },
   };
 }

@@ -2,15 +2,15 @@
 // version, each purpose's choice, channel, time). A consent with an event_id completes that link's
 // request; a withdrawal is a new record, never an update.
 import type { Database } from '../../platform/db/types.js';
-import { withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
+import { principalReads, principalScope, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
-import type { TenantContext } from '../../platform/auth/access.js';
+import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { findCollectionPoint, type PurposeRow } from '../collection-points/index.js';
 import { completeLinkRequest, markLatestRequestRevoked, type ConsentAction } from '../consent-links/index.js';
 import { alongsideAudit } from '../audit/index.js';
-import { consentRepo } from './repo.js';
+import { consentRepo, principalConsentRepo, type ConsentChannel } from './repo.js';
 import type { RecordConsentInput } from './schemas.js';
 
 export interface ConsentServiceDeps {
@@ -51,8 +51,8 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
     return point;
   }
 
-  return {
-    record(ctx: TenantContext, collectionPointId: string, input: RecordConsentInput, channel: 'api' | 'link' = 'api') {
+  const service = {
+    record(ctx: TenantContext, collectionPointId: string, input: RecordConsentInput, channel: ConsentChannel = 'api') {
       const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
         const point = await activePoint(tx, collectionPointId);
@@ -90,7 +90,7 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
       });
     },
 
-    withdraw(ctx: TenantContext, collectionPointId: string, dpId: string) {
+    withdraw(ctx: TenantContext, collectionPointId: string, dpId: string, channel: ConsentChannel = 'api') {
       const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
         const point = await activePoint(tx, collectionPointId);
@@ -116,11 +116,43 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
           notice_version: point.notice_version,
           request_id: null,
           event_id: null,
-          channel: 'api',
+          channel,
           at,
         });
         return alongsideAudit(tx, ctx, at, event, inserting);
       });
+    },
+
+    /** The data principal's own consents: the current state at every collection point where they have one. */
+    async mine(ctx: PrincipalContext) {
+      const rows = await principalConsentRepo(principalReads(db, principalScope(ctx))).current();
+      return rows.map((r) => {
+        const granted = new Map(r.choices.map((c) => [c.id, c.granted]));
+        return {
+          collection_point: { id: r.point_id, display_id: r.display_id, name: r.name, notice: r.notice, notice_version: r.notice_version },
+          consent_action: r.consent_action,
+          purposes: r.point_purposes.map((p) => ({ id: p.id, name: p.name, required: p.required, granted: granted.get(p.id) ?? false })),
+          given_at: r.given_at,
+          consent_id: r.consent_id,
+        };
+      });
+    },
+
+    /** Every record of theirs at one collection point, newest first; 404 when they have none there. */
+    async myHistory(ctx: PrincipalContext, collectionPointId: string) {
+      const rows = await principalConsentRepo(principalReads(db, principalScope(ctx))).history(collectionPointId);
+      if (rows.length === 0) throw new AppError('not_found', 'No consent on record at this collection point');
+      return rows;
+    },
+
+    /** Gives or changes their consent: a new record through the same path as every other, channel rights_center. */
+    giveMine(ctx: PrincipalContext, collectionPointId: string, purposes: RecordConsentInput['purposes']) {
+      return service.record(ctx, collectionPointId, { dp_id: ctx.actor.dpId, purposes }, 'rights_center');
+    },
+
+    /** Withdraws their consent in one call: a new record with action revoked, channel rights_center. */
+    withdrawMine(ctx: PrincipalContext, collectionPointId: string) {
+      return service.withdraw(ctx, collectionPointId, ctx.actor.dpId, 'rights_center');
     },
 
     current(ctx: TenantContext, collectionPointId: string, dpId: string) {
@@ -142,6 +174,7 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
       });
     },
   };
+  return service;
 }
 
 export type ConsentService = ReturnType<typeof createConsentService>;

@@ -1,5 +1,5 @@
 // Grievance SQL. Built from a tenant transaction; org_id is stamped here from it, never taken from input.
-import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import type { PrincipalTx, TenantTx } from '../../platform/db/tenant-tx.js';
 import { selectPage } from '../../platform/db/paging.js';
 import type { Actor } from '../../platform/auth/access.js';
 import type { GrievanceCategory, GrievanceStatus } from './schemas.js';
@@ -22,7 +22,7 @@ export interface StatusChangeRow {
   status: GrievanceStatus;
   previous_status: GrievanceStatus | null;
   changed_at: Date;
-  actor: { type: 'api_key' | 'user'; id: string };
+  actor: { type: 'api_key' | 'user' | 'data_principal'; id: string };
   note: string | null;
 }
 
@@ -173,6 +173,101 @@ export function grievanceRepo(tx: TenantTx) {
           order by h.changed_at, h.id`,
         [tx.orgId, ticketId],
       );
+    },
+  };
+}
+
+export interface MessageRow {
+  id: string;
+  sender: 'user' | 'agent' | 'system';
+  message: string;
+  created_at: Date;
+  attachment_url: string | null;
+}
+
+export interface NewMessage {
+  id: string;
+  ticketId: string;
+  sender: MessageRow['sender'];
+  message: string;
+  attachmentUrl: string | null;
+  actor: Actor;
+  at: Date;
+}
+
+const M_COLUMNS = 'm.id, m.sender, m.message, m.created_at, m.attachment_url';
+
+/** The conversation on a ticket: statements shared by the organization's repo and the principal's. */
+function messageStatements(tx: TenantTx, owner: string | null) {
+  // A principal's statements carry their dp_id: another person's ticket is a ticket that does not exist.
+  const mine = owner === null ? '' : 'and g.client_user_id = $3::text';
+  const ownerParam = owner === null ? [] : [owner];
+  return {
+    /** The messages oldest first; null when there is no such ticket (for this principal). */
+    async messages(ticketId: string): Promise<MessageRow[] | null> {
+      const rows = await tx.query<MessageRow & { ticket: string }>(
+        `select g.id as ticket, ${M_COLUMNS}
+           from grievances g
+           left join grievance_messages m on m.org_id = g.org_id and m.grievance_id = g.id
+          where g.org_id = $1::uuid and g.ticket_id = $2::text ${mine}
+          order by m.created_at, m.id`,
+        [tx.orgId, ticketId, ...ownerParam],
+      );
+      if (rows.length === 0) return null;
+      return rows.filter((r) => r.id !== null).map(({ ticket: _t, ...m }) => m);
+    },
+
+    /** Appends a message to the ticket; null when there is no such ticket (for this principal). */
+    async addMessage(m: NewMessage): Promise<MessageRow | null> {
+      const at = owner === null ? 3 : 4;
+      const rows = await tx.query<MessageRow>(
+        `insert into grievance_messages (org_id, id, grievance_id, sender, message, attachment_url, actor_type, actor_id, created_at)
+         select $1::uuid, $${at}::uuid, g.id, $${at + 1}::text, $${at + 2}::text, $${at + 3}::text, $${at + 4}::text, $${at + 5}::uuid, $${at + 6}::timestamptz
+           from grievances g where g.org_id = $1::uuid and g.ticket_id = $2::text ${mine}
+         returning id, sender, message, created_at, attachment_url`,
+        [tx.orgId, m.ticketId, ...ownerParam, m.id, m.sender, m.message, m.attachmentUrl, m.actor.type, m.actor.id, m.at],
+      );
+      return rows[0] ?? null;
+    },
+  };
+}
+
+export function grievanceMessageRepo(tx: TenantTx) {
+  return messageStatements(tx, null);
+}
+
+/** What a data principal sees of a ticket's status history: no actor ids, no internal notes. */
+export interface PrincipalStatusChangeRow {
+  status: GrievanceStatus;
+  previous_status: GrievanceStatus | null;
+  changed_at: Date;
+}
+
+/** One data principal's tickets: every statement is bound to their dp_id (the ticket's client_user_id). */
+export function principalGrievanceRepo(tx: PrincipalTx) {
+  return {
+    ...messageStatements(tx, tx.dpId),
+
+    list(): Promise<GrievanceRow[]> {
+      return tx.query<GrievanceRow>(
+        `select ${COLUMNS} from grievances where org_id = $1 and client_user_id = $2 order by created_at desc, id desc`,
+        [tx.orgId, tx.dpId],
+      );
+    },
+
+    /** The ticket and its status history (oldest first) in one statement; null when it is not theirs. */
+    async get(ticketId: string): Promise<(GrievanceRow & { history: PrincipalStatusChangeRow[] }) | null> {
+      const rows = await tx.query<GrievanceRow & { history: PrincipalStatusChangeRow[] }>(
+        `select ${G_COLUMNS},
+                coalesce((select json_agg(json_build_object('status', h.status, 'previous_status', h.previous_status, 'changed_at', h.changed_at) order by h.changed_at, h.id)
+                            from grievance_status_changes h where h.org_id = g.org_id and h.grievance_id = g.id), '[]') as history
+           from grievances g
+          where g.org_id = $1::uuid and g.ticket_id = $2::text and g.client_user_id = $3::text`,
+        [tx.orgId, ticketId, tx.dpId],
+      );
+      const row = rows[0];
+      if (!row) return null;
+      return { ...row, history: row.history.map((h) => ({ ...h, changed_at: new Date(h.changed_at) })) };
     },
   };
 }

@@ -78,8 +78,8 @@ export const StatusChange = Type.Object(
     previous_status: Nullable(StatusEnum),
     changed_at: Timestamp(),
     actor: Type.Object({
-      type: Type.Unsafe<'api_key' | 'user'>({ type: 'string', enum: ['api_key', 'user'] }),
-      id: Type.String({ format: 'uuid', description: 'The API key id or user id that made the change' }),
+      type: Type.Unsafe<'api_key' | 'user' | 'data_principal'>({ type: 'string', enum: ['api_key', 'user', 'data_principal'] }),
+      id: Type.String({ format: 'uuid', description: "The API key id or user id that made the change (a data principal's internal id when they filed the ticket themselves)" }),
     }),
     note: Nullable(Type.String(), { description: "Set only through the organization's management API" }),
   },
@@ -132,3 +132,54 @@ export const StatusChangeBody = Type.Object(
   { additionalProperties: false },
 );
 export type StatusChangeInput = Static<typeof StatusChangeBody>;
+
+// The conversation on a ticket (contract §7).
+
+export const MESSAGE_SENDERS = ['user', 'agent', 'system'] as const;
+
+export const GrievanceMessage = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    sender: Type.Unsafe<(typeof MESSAGE_SENDERS)[number]>({
+      type: 'string',
+      enum: [...MESSAGE_SENDERS],
+      description: 'user: the data principal; agent: the organization; system: a status change',
+    }),
+    message: Type.String(),
+    created_at: Timestamp(),
+    attachment_url: Nullable(Type.String()),
+  },
+  { title: 'GrievanceMessage' },
+);
+
+export const MessageBody = Type.Object(
+  {
+    message: Text(5000),
+    attachment_url: Type.Optional(Nullable(HttpUrl({ description: 'URL of a supporting document; null means none' }))),
+  },
+  { additionalProperties: false },
+);
+export type MessageInput = Static<typeof MessageBody>;
+
+// The data principal's own tickets (contract §7): filed for themselves, read with their status history.
+
+export const PrincipalGrievanceBody = Type.Object(
+  {
+    subject: Text(200),
+    description: Text(10_000),
+    category: CategoryEnum,
+    attachment_url: Type.Optional(Nullable(HttpUrl({ description: 'URL of a supporting document; null means not set' }))),
+  },
+  { additionalProperties: false, description: 'client_user_id is always the token\'s dp_id, never taken from the body' },
+);
+export type PrincipalGrievanceInput = Static<typeof PrincipalGrievanceBody>;
+
+export const PrincipalStatusChange = Type.Object(
+  { status: StatusEnum, previous_status: Nullable(StatusEnum), changed_at: Timestamp() },
+  { title: 'MyGrievanceStatusChange' },
+);
+
+export const PrincipalGrievanceWithHistory = Type.Object(
+  { ...GrievanceTicket.properties, history: Type.Array(PrincipalStatusChange, { description: 'Oldest first' }) },
+  { title: 'MyGrievanceTicket' },
+);

@@ -5,6 +5,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, AuthErrors } from '../http/errors.js';
 import type { ApiKeyVerifier, Scope } from './api-key-verifier.js';
 import type { BearerVerifier, Role } from './bearer-verifier.js';
+import type { DpTokenVerifier } from './dp-token-verifier.js';
+import { DP_TOKEN_PREFIX } from '../crypto/opaque-tokens.js';
 import { slugFromHost, type Organization, type OrganizationDirectory } from './tenant-host.js';
 
 export type { Scope, Role };
@@ -12,19 +14,34 @@ export type { Scope, Role };
 export type RouteAccess =
   | 'public'
   | {
-      /** API key scope the route takes (`admin` always suffices); absent: no API key is accepted. */
-      apiKey?: Scope;
+      /** API key scope the route takes (`admin` always suffices; `any`: every key of the organization); absent: no API key is accepted. */
+      apiKey?: Scope | 'any';
       /** Member roles whose Bearer token the route takes; absent: no Bearer token is accepted. */
       bearer?: readonly Role[];
       /** The consent-link history also requires X-Org-Id naming the addressed organization. */
       orgHeader?: boolean;
+      /**
+       * The route takes a data principal's token (`Bearer dpt_…`) and acts for that one person. Every
+       * other tenant route refuses such a token with 403, whatever else it takes.
+       */
+      dataPrincipal?: boolean;
     };
 
 export type Actor =
   | { type: 'api_key'; id: string; scopes: Scope[] }
   | { type: 'user'; id: string; role: Role; sessionId: string }
-  /** A data principal on the hosted consent page, proven by a one-time code; `id` is the link's event id. */
-  | { type: 'data_principal'; id: string };
+  | DataPrincipalActor;
+
+/**
+ * A data principal acting for themselves: `dpId` is the organization's identifier for them. With a DP
+ * token `id` is their internal id (data_principals.id); on the hosted consent page, proven by a one-time
+ * code, it is the link's event id.
+ */
+export interface DataPrincipalActor {
+  type: 'data_principal';
+  id: string;
+  dpId: string;
+}
 
 /** Who is calling, for which organization: the first argument of every service function. */
 export interface TenantContext {
@@ -33,6 +50,11 @@ export interface TenantContext {
   orgName: string;
   actor: Actor;
   requestId: string;
+}
+
+/** A data principal acting for themselves in one organization: the first argument of their services. */
+export interface PrincipalContext extends TenantContext {
+  actor: DataPrincipalActor;
 }
 
 declare module 'fastify' {
@@ -50,6 +72,7 @@ export interface AccessDeps {
   organizations: OrganizationDirectory;
   apiKeys: ApiKeyVerifier;
   bearer: BearerVerifier;
+  dpTokens: DpTokenVerifier;
 }
 
 export const AccessErrors = {
@@ -57,12 +80,21 @@ export const AccessErrors = {
   notMember: () => new AppError('not_a_member', 'User not a member of this tenant'),
   roleTooLow: () => new AppError('role_forbidden', 'Your role does not allow this action'),
   bearerOnly: () => new AppError('bearer_token_required', 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key'),
+  principalOnly: () => new AppError('dp_token_forbidden', 'This token acts for one data principal only'),
+  principalTokenRequired: () => new AppError('dp_token_required', "This endpoint takes a data principal's token (Authorization: Bearer dpt_…)"),
 } as const;
 
 /** The token of an `Authorization: Bearer <token>` header; anything else counts as no credentials. */
 export function bearerToken(request: FastifyRequest): string | null {
   const match = /^Bearer +(\S+) *$/i.exec(headerValue(request, 'authorization'));
   return match ? match[1]! : null;
+}
+
+/** A data principal route's context; throws if the route admitted another actor (a programming error). */
+export function principalOf(request: FastifyRequest): PrincipalContext {
+  const ctx = tenantOf(request);
+  if (ctx.actor.type !== 'data_principal') throw new Error(`route ${request.routeOptions.url} reached its handler without a data principal`);
+  return ctx as PrincipalContext;
 }
 
 /** A tenant route's context; throws if the route was declared public (a programming error). */
@@ -127,13 +159,16 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     }
 
     const key = headerValue(request, 'x-api-key');
-    const token = access.bearer ? bearerToken(request) : null;
+    const sent = bearerToken(request);
+    // A data principal's token is told apart by its prefix, on every tenant route.
+    const principalToken = sent?.startsWith(DP_TOKEN_PREFIX) ? sent : null;
+    const token = access.bearer && !principalToken ? sent : null;
     // When both are sent, the API key is used.
     if (key && access.apiKey) {
       if (!org) throw AuthErrors.invalidKey();
       const verified = await deps.apiKeys.verify(org.id, key);
       if (!verified) throw AuthErrors.invalidKey();
-      if (!verified.scopes.includes('admin') && !verified.scopes.includes(access.apiKey)) {
+      if (access.apiKey !== 'any' && !verified.scopes.includes('admin') && !verified.scopes.includes(access.apiKey)) {
         throw AuthErrors.missingScope(access.apiKey);
       }
       request.tenant = {
@@ -141,6 +176,19 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
         slug: org.slug,
         orgName: org.name,
         actor: { type: 'api_key', id: verified.id, scopes: verified.scopes },
+        requestId: request.id,
+      };
+      return;
+    }
+    if (principalToken) {
+      const verified = org ? await deps.dpTokens.verify(org.id, principalToken) : null;
+      if (!org || !verified) throw AccessErrors.invalidToken();
+      if (!access.dataPrincipal) throw AccessErrors.principalOnly();
+      request.tenant = {
+        orgId: org.id,
+        slug: org.slug,
+        orgName: org.name,
+        actor: { type: 'data_principal', id: verified.dataPrincipalId, dpId: verified.dpId },
         requestId: request.id,
       };
       return;
@@ -161,6 +209,8 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
       };
       return;
     }
+    // A member's token (or anything else) where only a data principal's token is taken.
+    if (sent && access.dataPrincipal && !access.bearer) throw AccessErrors.principalTokenRequired();
     if (key) throw AccessErrors.bearerOnly();
     throw AuthErrors.keyRequired();
   });

@@ -26,3 +26,16 @@ export function newPrefixedToken(prefix: typeof ACCESS_TOKEN_PREFIX | typeof REF
 export function looksLikeToken(value: string, prefix: string): boolean {
   return TOKEN_PATTERN.test(value) && value.startsWith(prefix);
 }
+
+/** A data principal's token (contract §7): `dpt_` and 32 base62 characters, stored only as its SHA-256. */
+export const DP_TOKEN_PREFIX = 'dpt_';
+const DP_TOKEN_PATTERN = /^dpt_[0-9A-Za-z]{32}$/;
+
+export function newDpToken(): { token: string; hash: string } {
+  const token = DP_TOKEN_PREFIX + randomCode(BASE62, 32);
+  return { token, hash: sha256Hex(token) };
+}
+
+export function looksLikeDpToken(value: string): boolean {
+  return DP_TOKEN_PATTERN.test(value);
+}

@@ -1,6 +1,7 @@
 // Applies the numbered, forward-only SQL files in src/db/migrations that the store has not seen yet.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { TenantRoleError, tenantRoleProblem } from './tenant-role.js';
 import type { Database } from './types.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../db/migrations/', import.meta.url));
@@ -17,7 +18,44 @@ export function listMigrations(dir = MIGRATIONS_DIR): { version: string; sql: st
     .map((f) => ({ version: f.replace(/\.sql$/, ''), sql: readFileSync(dir + f, 'utf8') }));
 }
 
-export async function migrate(db: Database): Promise<MigrationResult> {
+export interface MigrateOptions {
+  /**
+   * Check afterwards that the connecting role can take the tenant role (default true; ASSENT_RLS=off
+   * needs no role switch). A failed check throws TenantRoleError: the migrations stay applied, and
+   * running migrate again after the grant passes.
+   */
+  checkTenantRole?: boolean;
+}
+
+export async function migrate(db: Database, options: MigrateOptions = {}): Promise<MigrationResult> {
+  let result: MigrationResult;
+  try {
+    result = await applyMigrations(db);
+  } catch (e) {
+    // A migration refused for want of a privilege: when the tenant role is the reason (it cannot be
+    // created), say what to run rather than PostgreSQL's sentence.
+    if ((e as { code?: unknown }).code === '42501') {
+      const problem = await tenantRoleProblem(db).catch(() => null);
+      if (problem) throw new TenantRoleError(problem);
+    }
+    throw e;
+  }
+  if (options.checkTenantRole ?? true) {
+    const problem = await tenantRoleProblem(db);
+    if (problem) throw new TenantRoleError(problem);
+  }
+  return result;
+}
+
+/** The versions applied to the store, oldest first. */
+export async function appliedMigrations(db: Database): Promise<string[]> {
+  const rows = await db.system.query<{ version: string }>(
+    `select version from schema_migrations order by version`,
+  );
+  return rows.map((r) => r.version);
+}
+
+function applyMigrations(db: Database): Promise<MigrationResult> {
   const migrations = listMigrations();
   return db.system.transaction(async (tx) => {
     // One migrator at a time per database (several processes may start together on PostgreSQL).

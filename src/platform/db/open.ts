@@ -4,11 +4,10 @@ import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import type { Database, Queryable, ScriptRunner } from './types.js';
 import { simpleQuery } from './pglite-simple-query.js';
+import { describeConnectionFailure, StoreUnavailableError } from './connection-errors.js';
+import { TENANT_ROLE } from './tenant-role.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The unprivileged role tenant work runs as: no BYPASSRLS, so row-level security applies. */
-const TENANT_ROLE = 'assent_app';
 
 /**
  * Read lanes on PostgreSQL (tenantQuery): single-connection clients shared by all requests. Measured on
@@ -225,7 +224,13 @@ async function openPostgres(url: string, rls: boolean, poolSize = POOL_SIZE, rea
       conn.release();
     }
   };
-  await sql`select 1`;
+  try {
+    await sql`select 1`;
+  } catch (e) {
+    await Promise.all([sql, tenantSql, ...lanes.map((l) => l.sql)].map((s) => s.end({ timeout: 0 }).catch(() => {})));
+    const problem = describeConnectionFailure(e, url);
+    throw problem ? new StoreUnavailableError(problem) : e;
+  }
   return {
     kind: 'postgres',
     system: {

@@ -17,7 +17,7 @@ export async function openStore(config: Config, holder: 'server' | 'cli'): Promi
   try {
     const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, rls: config.rls, sharedBuffers: config.pgliteSharedBuffers });
     try {
-      const migration = await migrate(db);
+      const migration = await migrate(db, { checkTenantRole: config.rls });
       return {
         db,
         migration,

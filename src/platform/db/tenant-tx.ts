@@ -26,3 +26,26 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   if (!e || e.code !== '23505') return false;
   return constraint === undefined || e.constraint_name === constraint || e.constraint === constraint;
 }
+
+/**
+ * A tenant transaction that acts for one data principal: repositories built from it add
+ * `dp_id = <theirs>` to every statement themselves, so another person's rows cannot be asked for by
+ * mistake, as another organization's cannot be with a TenantTx.
+ */
+export interface PrincipalTx extends TenantTx {
+  readonly dpId: string;
+}
+
+export function withPrincipal<T>(db: Database, scope: { orgId: string; dpId: string }, fn: (tx: PrincipalTx) => Promise<T>): Promise<T> {
+  return db.tenantTransaction(scope.orgId, (tx) => fn({ orgId: scope.orgId, dpId: scope.dpId, query: tx.query.bind(tx) }));
+}
+
+/** tenantReads for one data principal: one-statement reads, one round trip each on PostgreSQL. */
+export function principalReads(db: Database, scope: { orgId: string; dpId: string }): PrincipalTx {
+  return { orgId: scope.orgId, dpId: scope.dpId, query: (text, params) => db.tenantQuery(scope.orgId, text, params) };
+}
+
+/** The scope of a data principal's context: their organization and their dp_id. */
+export function principalScope(ctx: { orgId: string; actor: { dpId: string } }): { orgId: string; dpId: string } {
+  return { orgId: ctx.orgId, dpId: ctx.actor.dpId };
+}

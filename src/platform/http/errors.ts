@@ -17,11 +17,14 @@ export const ERROR_CODES = {
   bearer_token_required: { status: 401, meaning: 'The endpoint takes a Bearer token, and only an API key was sent' },
   invalid_credentials: { status: 401, meaning: 'Wrong email or password' },
   not_signed_in: { status: 401, meaning: 'The dashboard session cookie is missing' },
+  dp_token_required: { status: 401, meaning: "The endpoint acts for a data principal and takes only their token (`Bearer dpt_…`)" },
+  incorrect_code: { status: 401, meaning: 'The one-time sign-in code is wrong, expired, used up, or was never sent' },
   // 403
   missing_scope: { status: 403, meaning: 'The API key lacks the scope the endpoint needs' },
   not_a_member: { status: 403, meaning: 'The token\'s user is not a member of the addressed organization' },
   role_forbidden: { status: 403, meaning: 'The member\'s role does not allow this action' },
   csrf_failed: { status: 403, meaning: 'The CSRF token or the request\'s origin did not match' },
+  dp_token_forbidden: { status: 403, meaning: "A data principal's token was sent to an organization endpoint: it acts for one person only" },
   // 404
   not_found: { status: 404, meaning: 'No such record in this organization (malformed ids and other organizations\' ids included)' },
   route_not_found: { status: 404, meaning: 'No endpoint at this method and path' },
@@ -35,6 +38,7 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, meaning: 'Too many requests; `Retry-After` says when to try again' },
   too_many_login_attempts: { status: 429, meaning: 'Too many failed logins for this email or address; `Retry-After` says when to try again' },
   regeneration_limit_reached: { status: 429, meaning: 'A consent request was regenerated the most times allowed' },
+  too_many_codes: { status: 429, meaning: 'Sign-in codes for this contact are sent at most 3 times per 15 minutes and once per 30 seconds; `Retry-After` says when to ask again' },
   // 500
   internal: { status: 500, meaning: 'Internal server error (no detail is ever given)' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

@@ -40,7 +40,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 /** OpenAPI responses for the given error statuses, all with the shared error body. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const s of [...statuses, 500]) out[s] = Type.Object(ErrorBody.properties, { description: ERROR_DESCRIPTIONS[s] ?? 'Error' });
+  for (const s of [...statuses, 500]) out[s] = Type.Object(ErrorBody.properties, { title: 'Error', description: ERROR_DESCRIPTIONS[s] ?? 'Error' });
   return out;
 }
 
@@ -74,6 +74,7 @@ export const HttpUrl = (options: Record<string, unknown> = {}) =>
     // No whitespace or control characters (NUL among them) anywhere in the URL.
     pattern: '^[hH][tT][tT][pP][sS]?://[^\\s\\x00-\\x1f\\x7f/$.?#][^\\s\\x00-\\x1f\\x7f]*$',
     'x-message': 'must be an http(s) URL',
+    examples: ['https://files.example.org/evidence.pdf'],
     ...options,
   });
 
@@ -87,6 +88,7 @@ export const Phone = (options: Record<string, unknown> = {}) =>
     maxLength: 16,
     pattern: '^(\\+[0-9]{8,15}|[0-9]{10})$',
     'x-message': 'must be E.164 (+ then 8-15 digits) or a 10-digit national number',
+    examples: ['+919876543210'],
     ...options,
   });
 

@@ -8,41 +8,41 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness and database check */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                            database: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                            database: string;
-                        };
-                    };
-                };
-            };
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /** Liveness: the process answers (no database access) */
+        get: operations["getHealthLive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: started, the store answers, migrations applied, the tenant role can be taken */
+        get: operations["getHealthReady"];
         put?: never;
         post?: never;
         delete?: never;
@@ -64,186 +64,7 @@ export interface paths {
          * Log in
          * @description Email and password to a token pair. A wrong password and an unknown email get the same 401. After 10 failures for one email, or 50 from one address, within 15 minutes: 429 with `Retry-After`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        email: string;
-                        password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Send as `Authorization: Bearer <access_token>` */
-                            access_token: string;
-                            /** @enum {string} */
-                            token_type: "Bearer";
-                            /** @description Seconds the access token lives (3600) */
-                            expires_in: number;
-                            /** @description Exchange at /auth/refresh for a new pair (30 days, single use) */
-                            refresh_token: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Too many requests */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAuthLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -263,161 +84,7 @@ export interface paths {
          * Rotate the tokens
          * @description A new access and refresh token; the old access token stops working at once and the refresh token is spent. Using a spent refresh token again ends the whole session (401).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        refresh_token: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Send as `Authorization: Bearer <access_token>` */
-                            access_token: string;
-                            /** @enum {string} */
-                            token_type: "Bearer";
-                            /** @description Seconds the access token lives (3600) */
-                            expires_in: number;
-                            /** @description Exchange at /auth/refresh for a new pair (30 days, single use) */
-                            refresh_token: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAuthRefresh"];
         delete?: never;
         options?: never;
         head?: never;
@@ -437,72 +104,7 @@ export interface paths {
          * Log out
          * @description Ends the session of the access token in `Authorization: Bearer …`: its access and refresh tokens stop working at once. 204.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Logged out */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAuthLogout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -522,224 +124,7 @@ export interface paths {
          * Sign in to the dashboard
          * @description For the dashboard on the organization's own host. Like `/auth/login`, but the refresh token is set as an HttpOnly, SameSite=Strict cookie (`assent_refresh`, path `/auth/browser`, Secure under https) and never returned; `assent_csrf` (readable) holds the value to send as `X-CSRF-Token` to refresh and sign out. Wrong email or password: 401; a user who is not a member of this organization (or an unknown organization): 403, and no session is started. Same throttling as `/auth/login`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        email: string;
-                        password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Send as `Authorization: Bearer <access_token>`; keep it in memory only */
-                            access_token: string;
-                            /** @enum {string} */
-                            token_type: "Bearer";
-                            /** @description Seconds the access token lives (3600) */
-                            expires_in: number;
-                            user: {
-                                /** Format: uuid */
-                                id: string;
-                                email: string;
-                            };
-                            /**
-                             * @description The user's role in this organization
-                             * @enum {string}
-                             */
-                            role: "owner" | "admin" | "member";
-                            organization: {
-                                /** Format: uuid */
-                                id: string;
-                                slug: string;
-                                name: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Too many requests */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAuthBrowserLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -759,121 +144,7 @@ export interface paths {
          * Renew the dashboard's access token
          * @description Spends the refresh token of the `assent_refresh` cookie for a new access token (in the body) and a new refresh token (in the cookie); needs `X-CSRF-Token`. No body. No cookie, or a spent, expired or revoked one: 401 (the cookies are cleared); a bad CSRF token or a request from another site: 403; no longer a member: 403 and the session ends.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Send as `Authorization: Bearer <access_token>`; keep it in memory only */
-                            access_token: string;
-                            /** @enum {string} */
-                            token_type: "Bearer";
-                            /** @description Seconds the access token lives (3600) */
-                            expires_in: number;
-                            user: {
-                                /** Format: uuid */
-                                id: string;
-                                email: string;
-                            };
-                            /**
-                             * @description The user's role in this organization
-                             * @enum {string}
-                             */
-                            role: "owner" | "admin" | "member";
-                            organization: {
-                                /** Format: uuid */
-                                id: string;
-                                slug: string;
-                                name: string;
-                            };
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAuthBrowserRefresh"];
         delete?: never;
         options?: never;
         head?: never;
@@ -893,72 +164,7 @@ export interface paths {
          * Sign out of the dashboard
          * @description Ends the session of the `assent_refresh` cookie (its access and refresh tokens stop at once) and clears the cookies; needs `X-CSRF-Token`. No body. 204, also when there was no session.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Signed out */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAuthBrowserLogout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -976,110 +182,7 @@ export interface paths {
          * The organization
          * @description The organization of this host and the caller's role in it (`null` for an API key). Any member, or an `admin` key.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            slug: string;
-                            name: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /**
-                             * @description The caller's role; null for an API key
-                             * @enum {string|null}
-                             */
-                            role: "owner" | "admin" | "member" | null;
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getOrganization"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1099,308 +202,13 @@ export interface paths {
          * List API keys
          * @description Every key of the organization, revoked ones included, oldest first. The key itself is never shown again. Owners and admins, or an `admin` key.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /** @description The first 12 characters of the key, to recognise it */
-                            prefix: string;
-                            scopes: ("admin" | "grievances" | "nominees" | "consent")[];
-                            /** Format: date-time */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description Accurate to within 30 seconds
-                             */
-                            last_used_at: string | null;
-                            /** Format: date-time */
-                            revoked_at: string | null;
-                        }[];
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getApiKeys"];
         put?: never;
         /**
          * Create an API key
          * @description A new key with the given scopes (`admin` is everything). The answer holds the key: it is shown this once. Owners and admins, or an `admin` key.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        scopes: ("admin" | "grievances" | "nominees" | "consent")[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The key itself: shown this once, stored only as a hash */
-                            key: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /** @description The first 12 characters of the key, to recognise it */
-                            prefix: string;
-                            scopes: ("admin" | "grievances" | "nominees" | "consent")[];
-                            /** Format: date-time */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description Accurate to within 30 seconds
-                             */
-                            last_used_at: string | null;
-                            /** Format: date-time */
-                            revoked_at: string | null;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postApiKeys"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1421,141 +229,7 @@ export interface paths {
          * Revoke an API key
          * @description The key is refused at once by this process and within 10 seconds by every other. Revoking a revoked key changes nothing and answers the same. Owners and admins, or an `admin` key.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The key id (not the key) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /** @description The first 12 characters of the key, to recognise it */
-                            prefix: string;
-                            scopes: ("admin" | "grievances" | "nominees" | "consent")[];
-                            /** Format: date-time */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description Accurate to within 30 seconds
-                             */
-                            last_used_at: string | null;
-                            /** Format: date-time */
-                            revoked_at: string | null;
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteApiKeysById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1572,381 +246,13 @@ export interface paths {
          * List members
          * @description Members in the order they joined. `limit` 1-200 (default 50), `offset`. Owners and admins.
          */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                user_id: string;
-                                email: string;
-                                /** @enum {string} */
-                                role: "owner" | "admin" | "member";
-                                /**
-                                 * Format: date-time
-                                 * @description When the user joined
-                                 */
-                                created_at: string;
-                            }[];
-                            /** @description Members, over all pages */
-                            count: number;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMembers"];
         put?: never;
         /**
          * Add a member
          * @description Adds an existing user with this role; with `password`, creates the user first (409 if one exists). An unknown email without a password: 404. Already a member: 409. Only owners grant, change or take away the owner role; the last owner can be neither removed nor demoted (409). Owners and admins.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: email */
-                        email: string;
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "member";
-                        /** @description Only to create a new user */
-                        password?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            user_id: string;
-                            email: string;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "member";
-                            /**
-                             * Format: date-time
-                             * @description When the user joined
-                             */
-                            created_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Conflict with the current state */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMembers"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1967,386 +273,14 @@ export interface paths {
          * Remove a member
          * @description The user loses access to this organization at once; the user and their other memberships stay. 204. Only owners grant, change or take away the owner role; the last owner can be neither removed nor demoted (409). Owners and admins.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The member's user id; a malformed one is simply not found */
-                    user_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Removed */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Conflict with the current state */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteMembersByUserId"];
         options?: never;
         head?: never;
         /**
          * Change a member's role
          * @description Takes effect at once. Setting the role a member already has changes nothing. Only owners grant, change or take away the owner role; the last owner can be neither removed nor demoted (409). Owners and admins.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The member's user id; a malformed one is simply not found */
-                    user_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "member";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            user_id: string;
-                            email: string;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "member";
-                            /**
-                             * Format: date-time
-                             * @description When the user joined
-                             */
-                            created_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Conflict with the current state */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["patchMembersByUserId"];
         trace?: never;
     };
     "/grievance/user/{user_id}": {
@@ -2360,160 +294,7 @@ export interface paths {
          * List a user's grievance tickets
          * @description All tickets filed for this client_user_id, newest first (created_at descending); an empty array when there are none. Scope: `grievances` or `admin`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The client_user_id of the user */
-                    user_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Internal UUID of the ticket record
-                             */
-                            id: string;
-                            /**
-                             * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
-                             * @example GRV-7K2M9QXA
-                             */
-                            ticket_id: string;
-                            /** @description Your application's identifier for the user who filed the ticket */
-                            client_user_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
-                             */
-                            user_id: string | null;
-                            subject: string;
-                            description: string;
-                            /**
-                             * @description Kind of rights request
-                             * @enum {string}
-                             */
-                            category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
-                            /**
-                             * @description Any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                            attachment_url: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getGrievanceUserByUserId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2535,221 +316,7 @@ export interface paths {
          * Create a grievance ticket
          * @description The service generates `ticket_id` and sets `status` to `open` (a `status` in the body is refused). Unknown fields are refused. Scope: `grievances` or `admin`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description User filing the request */
-                        client_user_id: string;
-                        subject: string;
-                        description: string;
-                        /**
-                         * @description Kind of rights request
-                         * @enum {string}
-                         */
-                        category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
-                        /** @description URL of a supporting document; null means not set */
-                        attachment_url?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Internal UUID of the ticket record
-                             */
-                            id: string;
-                            /**
-                             * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
-                             * @example GRV-7K2M9QXA
-                             */
-                            ticket_id: string;
-                            /** @description Your application's identifier for the user who filed the ticket */
-                            client_user_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
-                             */
-                            user_id: string | null;
-                            subject: string;
-                            description: string;
-                            /**
-                             * @description Kind of rights request
-                             * @enum {string}
-                             */
-                            category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
-                            /**
-                             * @description Any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                            attachment_url: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postGrievance"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2768,245 +335,7 @@ export interface paths {
          * Update a grievance ticket
          * @description Change `status` (any status may move to any other) and/or `attachment_url` (`null` clears it). At least one is required; omitted fields are kept; `updated_at` always changes. A status change is appended to the ticket history. Scope: `grievances` or `admin`.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
-                    ticket_id: string;
-                };
-                cookie?: never;
-            };
-            /** @description At least one of status, attachment_url */
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Any status may move to any other
-                         * @enum {string}
-                         */
-                        status?: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                        /** @description null clears it */
-                        attachment_url?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Internal UUID of the ticket record
-                             */
-                            id: string;
-                            /**
-                             * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
-                             * @example GRV-7K2M9QXA
-                             */
-                            ticket_id: string;
-                            /** @description Your application's identifier for the user who filed the ticket */
-                            client_user_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
-                             */
-                            user_id: string | null;
-                            subject: string;
-                            description: string;
-                            /**
-                             * @description Kind of rights request
-                             * @enum {string}
-                             */
-                            category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
-                            /**
-                             * @description Any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                            attachment_url: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["putGrievanceByTicketId"];
         post?: never;
         delete?: never;
         options?: never;
@@ -3025,149 +354,7 @@ export interface paths {
          * A ticket's status history
          * @description Every status the ticket has had, oldest first, with who changed it. Creation is the first entry (`previous_status` null). Append-only. Scope: `grievances` or `admin`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
-                    ticket_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                            /**
-                             * @description Any status may move to any other
-                             * @enum {string|null}
-                             */
-                            previous_status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed" | null;
-                            /** Format: date-time */
-                            changed_at: string;
-                            actor: {
-                                /** @enum {string} */
-                                type: "api_key" | "user";
-                                /**
-                                 * Format: uuid
-                                 * @description The API key id or user id that made the change
-                                 */
-                                id: string;
-                            };
-                            /** @description Set only through the organization's management API */
-                            note: string | null;
-                        }[];
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getGrievanceHistoryByTicketId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3187,180 +374,7 @@ export interface paths {
          * The organization's grievance tickets
          * @description Every ticket of the organization, newest first (`created_at`, then `id`, descending) unless `sort` (`created_at` or `updated_at`) and `order` (`desc` or `asc`) say otherwise. Filters: `status`, `category`, `client_user_id`, `from`/`to` (bound `created_at` inclusively; ISO 8601 with a time zone; `to` before `from`: 400). `limit` 1-200 (default 50), `offset` (default 0); `count` is the number of matching tickets. Bearer token of an owner, admin or member, or a `grievances` (or `admin`) key.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Any status may move to any other */
-                    status?: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                    /** @description Kind of rights request */
-                    category?: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
-                    /** @description created_at >= from */
-                    from?: string;
-                    /** @description created_at <= to; not before from */
-                    to?: string;
-                    /** @description Only tickets filed for this user */
-                    client_user_id?: string;
-                    /** @description The time to order by */
-                    sort?: "created_at" | "updated_at";
-                    /** @description `desc` newest first, `asc` oldest first */
-                    order?: "desc" | "asc";
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * Format: uuid
-                                 * @description Internal UUID of the ticket record
-                                 */
-                                id: string;
-                                /**
-                                 * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
-                                 * @example GRV-7K2M9QXA
-                                 */
-                                ticket_id: string;
-                                /** @description Your application's identifier for the user who filed the ticket */
-                                client_user_id: string;
-                                /**
-                                 * Format: uuid
-                                 * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
-                                 */
-                                user_id: string | null;
-                                subject: string;
-                                description: string;
-                                /**
-                                 * @description Kind of rights request
-                                 * @enum {string}
-                                 */
-                                category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
-                                /**
-                                 * @description Any status may move to any other
-                                 * @enum {string}
-                                 */
-                                status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                                attachment_url: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            }[];
-                            /** @description Tickets matching the filters, over all pages */
-                            count: number;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getGrievances"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3380,124 +394,7 @@ export interface paths {
          * Ticket counts for the overview
          * @description How many tickets the organization has in each status, and how many open ones (status `open`, `in_progress` or `on_hold`) in each category. Every status and category is listed, zero included. Bearer token of an owner, admin or member, or a `grievances` (or `admin`) key.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Every ticket of the organization */
-                            total: number;
-                            /** @description Tickets in open, in_progress or on_hold */
-                            open: number;
-                            /** @description Tickets per status (every status, zero included) */
-                            by_status: {
-                                open: number;
-                                in_progress: number;
-                                on_hold: number;
-                                resolved: number;
-                                rejected: number;
-                                closed: number;
-                            };
-                            /** @description Open tickets (open, in_progress, on_hold) per category */
-                            open_by_category: {
-                                data_access: number;
-                                rectification: number;
-                                erasure: number;
-                                consent_withdrawal: number;
-                                nomination: number;
-                                data_portability: number;
-                                objection: number;
-                                complaint: number;
-                                other: number;
-                            };
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getGrievancesSummary"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3517,186 +414,7 @@ export interface paths {
          * A grievance ticket with its history
          * @description The ticket and `history`, its status changes oldest first (with notes). Bearer token of an owner, admin or member, or a `grievances` (or `admin`) key.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
-                    ticket_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Internal UUID of the ticket record
-                             */
-                            id: string;
-                            /**
-                             * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
-                             * @example GRV-7K2M9QXA
-                             */
-                            ticket_id: string;
-                            /** @description Your application's identifier for the user who filed the ticket */
-                            client_user_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
-                             */
-                            user_id: string | null;
-                            subject: string;
-                            description: string;
-                            /**
-                             * @description Kind of rights request
-                             * @enum {string}
-                             */
-                            category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
-                            /**
-                             * @description Any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                            attachment_url: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** @description Oldest first */
-                            history: {
-                                /**
-                                 * @description Any status may move to any other
-                                 * @enum {string}
-                                 */
-                                status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                                /**
-                                 * @description Any status may move to any other
-                                 * @enum {string|null}
-                                 */
-                                previous_status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed" | null;
-                                /** Format: date-time */
-                                changed_at: string;
-                                actor: {
-                                    /** @enum {string} */
-                                    type: "api_key" | "user";
-                                    /**
-                                     * Format: uuid
-                                     * @description The API key id or user id that made the change
-                                     */
-                                    id: string;
-                                };
-                                /** @description Set only through the organization's management API */
-                                note: string | null;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getGrievancesByTicketId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3718,268 +436,7 @@ export interface paths {
          * Change a ticket's status, with a note
          * @description Any status may move to any other; the change is appended to the ticket history with the optional `note` (at most 2,000 characters). The ticket's current status again: 409, nothing changes. Answers the updated ticket. Bearer token of an owner or admin, or a `grievances` (or `admin`) key.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
-                    ticket_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Any status may move to any other
-                         * @enum {string}
-                         */
-                        status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                        /** @description Kept in the ticket's history entry for this change */
-                        note?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Internal UUID of the ticket record
-                             */
-                            id: string;
-                            /**
-                             * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
-                             * @example GRV-7K2M9QXA
-                             */
-                            ticket_id: string;
-                            /** @description Your application's identifier for the user who filed the ticket */
-                            client_user_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
-                             */
-                            user_id: string | null;
-                            subject: string;
-                            description: string;
-                            /**
-                             * @description Kind of rights request
-                             * @enum {string}
-                             */
-                            category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
-                            /**
-                             * @description Any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
-                            attachment_url: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Conflict with the current state */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postGrievancesStatusByTicketId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3997,152 +454,7 @@ export interface paths {
          * List a data principal's nominees
          * @description Newest first (created_at descending); an empty array when there are none. Scope: `nominees` or `admin`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The client_user_id of the data principal */
-                    user_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description Your application's identifier for the data principal */
-                            client_user_id: string;
-                            nominee_name: string;
-                            /** @description Stored lower-cased */
-                            nominee_email: string;
-                            /** @description E.164; the organization's own data, returned in full */
-                            nominee_mobile: string;
-                            /** @enum {string} */
-                            relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                            purpose_of_appointment: string | null;
-                            /**
-                             * @description Verification status; any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "pending" | "verified" | "rejected";
-                            /**
-                             * Format: date-time
-                             * @description Set when status becomes verified, kept while it stays verified, null otherwise
-                             */
-                            verified_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getNomineeUserByUserId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4164,212 +476,7 @@ export interface paths {
          * Appoint a nominee
          * @description Status is always `pending` and `verified_at` null on creation. `nominee_email` is stored lower-cased; `nominee_mobile` normalised to E.164 (a bare 10-digit number gets `+91`). Unknown fields are refused. Scope: `nominees` or `admin`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Your identifier for the data principal; stored as client_user_id */
-                        user_id: string;
-                        nominee_name: string;
-                        /** Format: email */
-                        nominee_email: string;
-                        /** @description E.164 (+ then 8-15 digits); a bare 10-digit number gets DEFAULT_COUNTRY_CODE (+91) */
-                        nominee_mobile: string;
-                        /** @enum {string} */
-                        relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                        purpose_of_appointment?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description Your application's identifier for the data principal */
-                            client_user_id: string;
-                            nominee_name: string;
-                            /** @description Stored lower-cased */
-                            nominee_email: string;
-                            /** @description E.164; the organization's own data, returned in full */
-                            nominee_mobile: string;
-                            /** @enum {string} */
-                            relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                            purpose_of_appointment: string | null;
-                            /**
-                             * @description Verification status; any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "pending" | "verified" | "rejected";
-                            /**
-                             * Format: date-time
-                             * @description Set when status becomes verified, kept while it stays verified, null otherwise
-                             */
-                            verified_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postNominee"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4388,368 +495,13 @@ export interface paths {
          * Update a nominee
          * @description Any of the accepted fields; at least one. `purpose_of_appointment: null` clears it. `verified_at` is set when `status` becomes `verified`, kept while it stays so, and cleared when it leaves. Scope: `nominees` or `admin`.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID of the nominee; a malformed one is simply not found */
-                    nominee_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        nominee_name?: string;
-                        /** Format: email */
-                        nominee_email?: string;
-                        nominee_mobile?: string;
-                        /** @enum {string} */
-                        relationship?: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                        /** @description null clears it */
-                        purpose_of_appointment?: string | null;
-                        /**
-                         * @description Verification status; any status may move to any other
-                         * @enum {string}
-                         */
-                        status?: "pending" | "verified" | "rejected";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description Your application's identifier for the data principal */
-                            client_user_id: string;
-                            nominee_name: string;
-                            /** @description Stored lower-cased */
-                            nominee_email: string;
-                            /** @description E.164; the organization's own data, returned in full */
-                            nominee_mobile: string;
-                            /** @enum {string} */
-                            relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                            purpose_of_appointment: string | null;
-                            /**
-                             * @description Verification status; any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "pending" | "verified" | "rejected";
-                            /**
-                             * Format: date-time
-                             * @description Set when status becomes verified, kept while it stays verified, null otherwise
-                             */
-                            verified_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["putNomineeByNomineeId"];
         post?: never;
         /**
          * Remove a nominee permanently
          * @description Cannot be undone. Scope: `nominees` or `admin`.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID of the nominee; a malformed one is simply not found */
-                    nominee_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            message: string;
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteNomineeByNomineeId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4766,163 +518,7 @@ export interface paths {
          * The organization's nominees
          * @description Every nominee of the organization, newest first (`created_at`, then `id`, descending), filtered by `status`, `relationship` and `client_user_id` when given. `limit` 1-200 (default 50), `offset` (default 0); `count` is the number of matching nominees. Bearer token of an owner, admin or member, or a `nominees` (or `admin`) key.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Verification status; any status may move to any other */
-                    status?: "pending" | "verified" | "rejected";
-                    relationship?: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                    /** @description Only the nominees of this data principal */
-                    client_user_id?: string;
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                /** @description Your application's identifier for the data principal */
-                                client_user_id: string;
-                                nominee_name: string;
-                                /** @description Stored lower-cased */
-                                nominee_email: string;
-                                /** @description E.164; the organization's own data, returned in full */
-                                nominee_mobile: string;
-                                /** @enum {string} */
-                                relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                                purpose_of_appointment: string | null;
-                                /**
-                                 * @description Verification status; any status may move to any other
-                                 * @enum {string}
-                                 */
-                                status: "pending" | "verified" | "rejected";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when status becomes verified, kept while it stays verified, null otherwise
-                                 */
-                                verified_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            }[];
-                            /** @description Nominees matching the filter, over all pages */
-                            count: number;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getNominees"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4944,152 +540,7 @@ export interface paths {
          * Verify a nominee
          * @description Sets `status` to `verified` (again is accepted); `verified_at` is set now, or kept when the nominee was already verified. No body. Answers the updated nominee. Bearer token of an owner or admin, or a `nominees` (or `admin`) key.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID of the nominee; a malformed one is simply not found */
-                    nominee_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description Your application's identifier for the data principal */
-                            client_user_id: string;
-                            nominee_name: string;
-                            /** @description Stored lower-cased */
-                            nominee_email: string;
-                            /** @description E.164; the organization's own data, returned in full */
-                            nominee_mobile: string;
-                            /** @enum {string} */
-                            relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                            purpose_of_appointment: string | null;
-                            /**
-                             * @description Verification status; any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "pending" | "verified" | "rejected";
-                            /**
-                             * Format: date-time
-                             * @description Set when status becomes verified, kept while it stays verified, null otherwise
-                             */
-                            verified_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postNomineesVerifyByNomineeId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5109,152 +560,7 @@ export interface paths {
          * Reject a nominee
          * @description Sets `status` to `rejected` (again is accepted); `verified_at` goes back to null. No body. Answers the updated nominee. Bearer token of an owner or admin, or a `nominees` (or `admin`) key.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID of the nominee; a malformed one is simply not found */
-                    nominee_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description Your application's identifier for the data principal */
-                            client_user_id: string;
-                            nominee_name: string;
-                            /** @description Stored lower-cased */
-                            nominee_email: string;
-                            /** @description E.164; the organization's own data, returned in full */
-                            nominee_mobile: string;
-                            /** @enum {string} */
-                            relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
-                            purpose_of_appointment: string | null;
-                            /**
-                             * @description Verification status; any status may move to any other
-                             * @enum {string}
-                             */
-                            status: "pending" | "verified" | "rejected";
-                            /**
-                             * Format: date-time
-                             * @description Set when status becomes verified, kept while it stays verified, null otherwise
-                             */
-                            verified_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postNomineesRejectByNomineeId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5272,342 +578,13 @@ export interface paths {
          * List assets
          * @description Newest first. `limit` 1-200 (default 50), `offset` (default 0), optional `status`. Scope: `admin`, or a Bearer token of an owner, admin or member.
          */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    offset?: number;
-                    status?: "active" | "inactive";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                /**
-                                 * @description Where consent is collected
-                                 * @enum {string}
-                                 */
-                                kind: "website" | "mobile_app" | "call_center" | "offline" | "other";
-                                /** @enum {string} */
-                                status: "active" | "inactive";
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            }[];
-                            /** @description Records matching the filters, over all pages */
-                            count: number;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getAssets"];
         put?: never;
         /**
          * Create an asset
          * @description A website, app, call centre or other place where consent is collected. Starts `active`. Scope: `admin`, or a Bearer token of an owner or admin.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        /**
-                         * @description Where consent is collected
-                         * @enum {string}
-                         */
-                        kind: "website" | "mobile_app" | "call_center" | "offline" | "other";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description Where consent is collected
-                             * @enum {string}
-                             */
-                            kind: "website" | "mobile_app" | "call_center" | "offline" | "other";
-                            /** @enum {string} */
-                            status: "active" | "inactive";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postAssets"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5625,140 +602,7 @@ export interface paths {
          * Get an asset
          * @description Scope: `admin`, or a Bearer token of an owner, admin or member.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description Where consent is collected
-                             * @enum {string}
-                             */
-                            kind: "website" | "mobile_app" | "call_center" | "offline" | "other";
-                            /** @enum {string} */
-                            status: "active" | "inactive";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getAssetsById"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5768,228 +612,7 @@ export interface paths {
          * Update or deactivate an asset
          * @description `name`, `kind`, `status` (`inactive` stops new consent links for its collection points). Scope: `admin`, or a Bearer token of an owner or admin.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        /**
-                         * @description Where consent is collected
-                         * @enum {string}
-                         */
-                        kind?: "website" | "mobile_app" | "call_center" | "offline" | "other";
-                        /**
-                         * @description inactive: no new consent links for its collection points
-                         * @enum {string}
-                         */
-                        status?: "active" | "inactive";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description Where consent is collected
-                             * @enum {string}
-                             */
-                            kind: "website" | "mobile_app" | "call_center" | "offline" | "other";
-                            /** @enum {string} */
-                            status: "active" | "inactive";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["patchAssetsById"];
         trace?: never;
     };
     "/api/v1/collection-points": {
@@ -6003,402 +626,13 @@ export interface paths {
          * List collection points
          * @description Oldest first (CP001 before CP002). Filters `asset_id`, `status`; `limit` 1-200 (default 50), `offset`. Scope: `admin`, or a Bearer token of an owner, admin or member.
          */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    offset?: number;
-                    /** @description Only this asset's collection points */
-                    asset_id?: string;
-                    status?: "active" | "inactive";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                /** @description Unique in the organization: CP001, CP002, ... unless chosen */
-                                display_id: string;
-                                /** Format: uuid */
-                                asset_id: string;
-                                name: string;
-                                /** @description The notice text shown to the data principal */
-                                notice: string;
-                                /** @description Starts at 1; increases when the notice or the purposes change */
-                                notice_version: number;
-                                purposes: {
-                                    /** @description Assigned by the service; stable across edits */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    /** @description Refusing a required purpose makes the consent action `declined` */
-                                    required: boolean;
-                                }[];
-                                /** @enum {string} */
-                                status: "active" | "inactive";
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            }[];
-                            /** @description Records matching the filters, over all pages */
-                            count: number;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getCollectionPoints"];
         put?: never;
         /**
          * Create a collection point
          * @description Under an active asset, with the notice and its purposes (ids assigned by the service). `display_id` is assigned (`CP001`, `CP002`, ...) unless given; a taken one is 409. `notice_version` starts at 1. Scope: `admin`, or a Bearer token of an owner or admin.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description The asset this collection point belongs to
-                         */
-                        asset_id: string;
-                        name: string;
-                        notice: string;
-                        /** @description At least one, at most 50 */
-                        purposes: {
-                            /** @description On update: the id of an existing purpose to keep; omit for a new one */
-                            id?: string;
-                            name: string;
-                            /** @default  */
-                            description?: string;
-                            /** @default false */
-                            required?: boolean;
-                        }[];
-                        display_id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description Unique in the organization: CP001, CP002, ... unless chosen */
-                            display_id: string;
-                            /** Format: uuid */
-                            asset_id: string;
-                            name: string;
-                            /** @description The notice text shown to the data principal */
-                            notice: string;
-                            /** @description Starts at 1; increases when the notice or the purposes change */
-                            notice_version: number;
-                            purposes: {
-                                /** @description Assigned by the service; stable across edits */
-                                id: string;
-                                name: string;
-                                description: string;
-                                /** @description Refusing a required purpose makes the consent action `declined` */
-                                required: boolean;
-                            }[];
-                            /** @enum {string} */
-                            status: "active" | "inactive";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Conflict with the current state */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postCollectionPoints"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6416,151 +650,7 @@ export interface paths {
          * Get a collection point
          * @description By UUID or display_id. Scope: `admin`, or a Bearer token of an owner, admin or member.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID or display_id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description Unique in the organization: CP001, CP002, ... unless chosen */
-                            display_id: string;
-                            /** Format: uuid */
-                            asset_id: string;
-                            name: string;
-                            /** @description The notice text shown to the data principal */
-                            notice: string;
-                            /** @description Starts at 1; increases when the notice or the purposes change */
-                            notice_version: number;
-                            purposes: {
-                                /** @description Assigned by the service; stable across edits */
-                                id: string;
-                                name: string;
-                                description: string;
-                                /** @description Refusing a required purpose makes the consent action `declined` */
-                                required: boolean;
-                            }[];
-                            /** @enum {string} */
-                            status: "active" | "inactive";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getCollectionPointsById"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6570,242 +660,7 @@ export interface paths {
          * Update or deactivate a collection point
          * @description `name`, `notice`, `purposes` (the whole list: include an existing purpose's `id` to keep it; items without one are new), `status` (`inactive` refuses new links). A changed notice or purpose list increases `notice_version`. Scope: `admin`, or a Bearer token of an owner or admin.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID or display_id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        notice?: string;
-                        /** @description At least one, at most 50 */
-                        purposes?: {
-                            /** @description On update: the id of an existing purpose to keep; omit for a new one */
-                            id?: string;
-                            name: string;
-                            /** @default  */
-                            description?: string;
-                            /** @default false */
-                            required?: boolean;
-                        }[];
-                        /** @enum {string} */
-                        status?: "active" | "inactive";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description Unique in the organization: CP001, CP002, ... unless chosen */
-                            display_id: string;
-                            /** Format: uuid */
-                            asset_id: string;
-                            name: string;
-                            /** @description The notice text shown to the data principal */
-                            notice: string;
-                            /** @description Starts at 1; increases when the notice or the purposes change */
-                            notice_version: number;
-                            purposes: {
-                                /** @description Assigned by the service; stable across edits */
-                                id: string;
-                                name: string;
-                                description: string;
-                                /** @description Refusing a required purpose makes the consent action `declined` */
-                                required: boolean;
-                            }[];
-                            /** @enum {string} */
-                            status: "active" | "inactive";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["patchCollectionPointsById"];
         trace?: never;
     };
     "/api/v1/external/public/consent-link": {
@@ -6821,244 +676,7 @@ export interface paths {
          * Create a consent link
          * @description Creates a consent request and its first link, on the organization's own subdomain, and queues an SMS to `phone` (unless `send_sms` is false) and an email when `email` is given. `collection_point_id` is a UUID or display_id of an active collection point of `asset_id`. Unknown collection point: 404; inactive, or `asset_id` not its asset: 400. Scope: `consent` or `admin`, or a Bearer token of an owner or admin.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        asset_id: string;
-                        /** @description UUID or display_id of an active collection point of that asset */
-                        collection_point_id: string;
-                        /** @description The data principal's phone: E.164, or 10 digits (DEFAULT_COUNTRY_CODE is prefixed) */
-                        phone: string;
-                        /** @description Your identifier for the data principal */
-                        dp_id?: string;
-                        /**
-                         * Format: email
-                         * @description Also send the link by email; the address is not kept on the request
-                         */
-                        email?: string;
-                        /**
-                         * @description Hours until the link expires: 1-24, default 24
-                         * @default 24
-                         */
-                        expiry_hours?: number;
-                        /**
-                         * @description Queue an SMS with the link to the phone (default true)
-                         * @default true
-                         */
-                        send_sms?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Stable id of the consent request
-                             */
-                            request_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Id of this link instance
-                             */
-                            event_id: string;
-                            /** @description The link, on the organization's own subdomain */
-                            consent_link: string;
-                            /** Format: date-time */
-                            expires_at: string;
-                            /** @description One key per channel used */
-                            delivery_status: {
-                                /** @enum {string} */
-                                sms?: "queued" | "sent" | "failed";
-                                /** @enum {string} */
-                                email?: "queued" | "sent" | "failed";
-                            };
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postExternalPublicConsentLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7078,308 +696,7 @@ export interface paths {
          * Regenerate a consent link
          * @description Issues a new link (new `event_id`, `expires_at`, `consent_link`) for the same request once the current one has expired; the previous link stops working. The body is optional. Checked in this order: 404 unknown request; 410 consent already given; 409 current link still active; 429 after 5 regenerations. Scope: `consent` or `admin`, or a Bearer token of an owner or admin.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The request_id returned at creation */
-                    request_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Hours until the link expires: 1-24, default 24
-                         * @default 24
-                         */
-                        expiry_hours?: number;
-                        /**
-                         * @description Queue an SMS with the link to the phone (default true)
-                         * @default true
-                         */
-                        send_sms?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description Stable id of the consent request
-                             */
-                            request_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Id of this link instance
-                             */
-                            event_id: string;
-                            /** @description The link, on the organization's own subdomain */
-                            consent_link: string;
-                            /** Format: date-time */
-                            expires_at: string;
-                            /** @description One key per channel used */
-                            delivery_status: {
-                                /** @enum {string} */
-                                sms?: "queued" | "sent" | "failed";
-                                /** @enum {string} */
-                                email?: "queued" | "sent" | "failed";
-                            };
-                            /** @description Times this request has been regenerated (at most 5) */
-                            regeneration_count: number;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Conflict with the current state */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Gone */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Too many requests */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postExternalPublicConsentLinkDuplicateByRequestId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7397,161 +714,7 @@ export interface paths {
          * Consent links per day
          * @description How many consent links were created on each of the last `days` UTC days (default 30, at most 90; today is the last), and of those how many were completed, are still active and expired without consent, with totals: the dashboard's overview chart. Every asset, or one (`asset_id`). Counts only, no link or data principal. An `admin` key, or the Bearer token of any member.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description How many UTC days, ending today */
-                    days?: number;
-                    /** @description Only this asset (default: every asset) */
-                    asset_id?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: date
-                             * @description First day (UTC)
-                             */
-                            from: string;
-                            /**
-                             * Format: date
-                             * @description Last day (UTC): today
-                             */
-                            to: string;
-                            /** @description Every day of the window, oldest first, zeros included */
-                            days: {
-                                /** Format: date */
-                                date: string;
-                                /** @description Links created that day */
-                                created: number;
-                                /** @description Of those, completed (consent given) */
-                                completed: number;
-                                /** @description Of those, still open now */
-                                active: number;
-                                /** @description Of those, expired without consent */
-                                expired: number;
-                            }[];
-                            totals: {
-                                /** @description Links created that day */
-                                created: number;
-                                /** @description Of those, completed (consent given) */
-                                completed: number;
-                                /** @description Of those, still open now */
-                                active: number;
-                                /** @description Of those, expired without consent */
-                                expired: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getConsentLinksDaily"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7577,188 +740,7 @@ export interface paths {
          *
          *     `from`/`to` bound `created_at` inclusively; `from` must not be in the future, `to` (default now) not before `from`. An asset with no links answers 200 with zero counts.
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Required: the asset whose links to list */
-                    asset_id: string;
-                    /** @description UUID or display_id */
-                    collection_point_id?: string;
-                    /** @description Any link instance of a request (current or earlier) */
-                    event_id?: string;
-                    /** @description The request's data principal id */
-                    dp_id?: string;
-                    /** @description created_at >= from; must be in the past */
-                    from?: string;
-                    /** @description created_at <= to; default now */
-                    to?: string;
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: {
-                    /** @description The organization slug (required) */
-                    "x-org-id"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                request_id: string;
-                                /** @description The most recently issued link instance */
-                                event_id: string;
-                                collection_point_id: string;
-                                asset_id: string;
-                                /** @description Masked: + then * per hidden digit, then the last 4 (3 under 10 digits) */
-                                phone: string;
-                                /** @enum {string} */
-                                status: "active" | "complete" | "expired";
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                expires_at: string;
-                                /** Format: date-time */
-                                completed_at: string | null;
-                                /** @enum {string|null} */
-                                consent_action: "approved" | "partial_consent" | "declined" | "revoked" | null;
-                                regeneration_count: number;
-                            }[];
-                            /** @description Records matching the filters */
-                            count: number;
-                            summary: {
-                                total_links: number;
-                                active: number;
-                                completed: number;
-                                expired: number;
-                            };
-                            /** @description Keyed by collection point UUID; points with links in the filtered set */
-                            collectionPointSummary: {
-                                [key: string]: {
-                                    total: number;
-                                    active: number;
-                                    completed: number;
-                                    expired: number;
-                                };
-                            };
-                            filters: {
-                                assetId: string;
-                                collectionPointId: string | null;
-                                eventId: string | null;
-                                dpId: string | null;
-                                from: string | null;
-                                to: string;
-                                limit: number;
-                                offset: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getExternalPublicConsentLinkHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7778,178 +760,7 @@ export interface paths {
          * A data principal's current consent
          * @description Per purpose of the collection point, what the latest record says (`granted` false for purposes added since), with the notice version it was given under and the current one. 404 when nothing is on record. Scope: `consent` or `admin`.
          */
-        get: {
-            parameters: {
-                query: {
-                    dp_id: string;
-                };
-                header?: never;
-                path: {
-                    /** @description UUID or display_id */
-                    collection_point_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            dp_id: string;
-                            /** Format: uuid */
-                            collection_point_id: string;
-                            /**
-                             * Format: uuid
-                             * @description The latest record, which holds the current choices
-                             */
-                            consent_id: string;
-                            /**
-                             * @description approved: every purpose granted; partial_consent: some; declined: none, or a required one refused; revoked: withdrawn
-                             * @enum {string}
-                             */
-                            consent_action: "approved" | "partial_consent" | "declined" | "revoked";
-                            /** @description The notice version of the latest record */
-                            notice_version: number;
-                            /** @description The collection point's notice version now: ask again when it is higher */
-                            current_notice_version: number;
-                            /** Format: date-time */
-                            recorded_at: string;
-                            purposes: {
-                                id: string;
-                                name: string;
-                                required: boolean;
-                                /** @description false for a purpose added after the latest record */
-                                granted: boolean;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getConsentConsentByCollectionPointId"];
         put?: never;
         /**
          * Record a consent
@@ -7959,282 +770,7 @@ export interface paths {
          *
          *     A refused required purpose makes the action `declined`. Scope: `consent` or `admin`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID or display_id */
-                    collection_point_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Your identifier for the data principal */
-                        dp_id: string;
-                        /** @description Every purpose of the collection point, exactly once */
-                        purposes: {
-                            id: string;
-                            granted: boolean;
-                        }[];
-                        /** @description The link instance this consent completes */
-                        event_id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            consent_id: string;
-                            /** Format: uuid */
-                            collection_point_id: string;
-                            dp_id: string;
-                            /**
-                             * @description approved: every purpose granted; partial_consent: some; declined: none, or a required one refused; revoked: withdrawn
-                             * @enum {string}
-                             */
-                            consent_action: "approved" | "partial_consent" | "declined" | "revoked";
-                            purposes: {
-                                id: string;
-                                granted: boolean;
-                            }[];
-                            /** @description The notice version the data principal saw */
-                            notice_version: number;
-                            /** Format: uuid */
-                            request_id: string | null;
-                            /** Format: uuid */
-                            event_id: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Conflict with the current state */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Gone */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postConsentConsentByCollectionPointId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8254,250 +790,151 @@ export interface paths {
          * Withdraw a consent
          * @description Appends a record with action `revoked` and every purpose refused; the latest completed consent link request of that data principal there shows `consent_action: revoked`. 404 when nothing is on record; 409 when already withdrawn. Scope: `consent` or `admin`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description UUID or display_id */
-                    collection_point_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        dp_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            consent_id: string;
-                            /** Format: uuid */
-                            collection_point_id: string;
-                            dp_id: string;
-                            /**
-                             * @description approved: every purpose granted; partial_consent: some; declined: none, or a required one refused; revoked: withdrawn
-                             * @enum {string}
-                             */
-                            consent_action: "approved" | "partial_consent" | "declined" | "revoked";
-                            purposes: {
-                                id: string;
-                                granted: boolean;
-                            }[];
-                            /** @description The notice version the data principal saw */
-                            notice_version: number;
-                            /** Format: uuid */
-                            request_id: string | null;
-                            /** Format: uuid */
-                            event_id: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No such record in this organization (malformed ids and other organizations' ids included) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Conflict with the current state */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body over 256 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Body not sent as application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
+        post: operations["postConsentWithdrawByCollectionPointId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-principals/{dp_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /**
+         * A data principal's contacts
+         * @description In full (they are the organization's own records; the person sees them masked). A person known only from a consent answers with null contacts; one never recorded: 404. Any member, or an `admin` key.
+         */
+        get: operations["getDataPrincipalsByDpId"];
+        /**
+         * Record a data principal's contacts
+         * @description Creates (201) or changes (200) how to reach the person your application calls `dp_id`: `phone` (E.164; a 10-digit number gets the default country code), `email` (lower-cased), `name`. Omitted fields are kept; `null` clears one. A one-time sign-in code can be sent only to a contact recorded here (or a consent link's phone, recorded when the person has none). Owners and admins, or an `admin` key.
+         */
+        put: operations["putDataPrincipalsByDpId"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data-principals/{dp_id}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a token for a data principal
+         * @description For a person your backend has signed in itself: a `dpt_` token that acts for this `dp_id` only, on `/api/v1/me` and the Rights Center (`/rights?token=…`), for `ttl_seconds` (60-3600, default 3600). Hand it to your own client; never ship an organization key in an app. The person is recorded if new. Scope `consent` or `admin`.
+         */
+        post: operations["postDataPrincipalsTokensByDpId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rights/otp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a one-time sign-in code
+         * @description `{phone}` or `{email}`: a 6-digit code goes by SMS or email when that contact belongs to a data principal of this organization. The answer is 202 and the same whether or not it does (and on a host that names no organization). A code lives 10 minutes and allows 5 tries. At most 3 codes per contact per 15 minutes, and one per 30 seconds: 429 `too_many_codes` with `Retry-After`.
+         */
+        post: operations["postRightsOtp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rights/otp/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a one-time code for a token
+         * @description `{phone|email, code}`: the right code, within its 10 minutes and 5 tries, answers a `dpt_` token for that contact's data principal (1 hour). Wrong, expired, used or never sent: 401 `{"error": "Incorrect or expired code"}`. A code works once.
+         */
+        post: operations["postRightsOtpVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who I am here
+         * @description The data principal's own profile: `dp_id`, contacts on file (masked), the organization, its contact person (DPDP Rule 9) and its grievance response period. `Authorization: Bearer dpt_…`.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dpo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contact person (DPDP Rule 9)
+         * @description Whom data principals can contact about their data: the Data Protection Officer or the person the organization names. Any valid key of the organization (any scope), a member's token, or a data principal's token. 404 `No contact person configured` when none is set.
+         */
+        get: operations["getDpo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organization/dpo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the contact person
+         * @description Sets the whole record (201 the first time, then 200): `full_name` and `email` required; `phone`, `appointment_date` (ISO 8601 with a time zone), `qualifications`, `responsibilities`, `working_hours`, `response_time` optional, and cleared when left out. Shown by `GET /dpo`, `GET /api/v1/me`, the consent page and every message about a ticket. Owners and admins, or an `admin` key.
+         */
+        put: operations["putOrganizationDpo"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -8515,160 +952,7 @@ export interface paths {
          * Audit log
          * @description Every change made through the API, newest first. Filters: `action`, `from`/`to` (inclusive, ISO 8601 with zone). `limit` 1-200 (default 50), `offset`. Entries are never changed or deleted. Owners and admins, or an `admin` key.
          */
-        get: {
-            parameters: {
-                query?: {
-                    action?: string;
-                    from?: string;
-                    to?: string;
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: date-time */
-                                at: string;
-                                actor: {
-                                    /** @enum {string} */
-                                    type: "api_key" | "user" | "data_principal";
-                                    /**
-                                     * Format: uuid
-                                     * @description The API key id, the user id, or (data_principal, on the consent page) the link event_id
-                                     */
-                                    id: string;
-                                };
-                                /** @description `<record>.<verb>`, e.g. grievance.status_changed */
-                                action: string;
-                                target: {
-                                    type: string;
-                                    id: string | null;
-                                };
-                                /** @description The X-Request-Id of the change */
-                                request_id: string | null;
-                                /** @description Ids, statuses and changed field names; never personal data */
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                            }[];
-                            /** @description Entries matching the filters, over all pages */
-                            count: number;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-                /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The key lacks the required scope */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Internal server error (no detail is ever given) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
-                            error: string;
-                            /**
-                             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
-                             * @enum {string}
-                             */
-                            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "internal";
-                            /** @description Validation errors only: one entry per problem found */
-                            details?: {
-                                /** @description The field (or path) at fault */
-                                field: string;
-                                /** @description Why it was refused */
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getAuditLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8680,12 +964,8315 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** TokenPair */
+        TokenPair: {
+            /** @description Send as `Authorization: Bearer <access_token>` */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            /** @description Seconds the access token lives (3600) */
+            expires_in: number;
+            /** @description Exchange at /auth/refresh for a new pair (30 days, single use) */
+            refresh_token: string;
+        };
+        /** Error */
+        Error: {
+            /** @description What went wrong, and what to fix (the sentence may be reworded; branch on `code`) */
+            error: string;
+            /**
+             * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
+             * @enum {string}
+             */
+            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "dp_token_required" | "incorrect_code" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "dp_token_forbidden" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "too_many_codes" | "internal";
+            /** @description Validation errors only: one entry per problem found */
+            details?: {
+                /** @description The field (or path) at fault */
+                field: string;
+                /** @description Why it was refused */
+                message: string;
+            }[];
+        };
+        /** BrowserSession */
+        BrowserSession: {
+            /** @description Send as `Authorization: Bearer <access_token>`; keep it in memory only */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            /** @description Seconds the access token lives (3600) */
+            expires_in: number;
+            user: {
+                /** Format: uuid */
+                id: string;
+                email: string;
+            };
+            /**
+             * @description The user's role in this organization
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            organization: {
+                /** Format: uuid */
+                id: string;
+                slug: string;
+                name: string;
+            };
+        };
+        /** Organization */
+        Organization: {
+            /** Format: uuid */
+            id: string;
+            slug: string;
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description The caller's role; null for an API key
+             * @enum {string|null}
+             */
+            role: "owner" | "admin" | "member" | null;
+        };
+        /** ApiKey */
+        ApiKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description The first 12 characters of the key, to recognise it */
+            prefix: string;
+            scopes: ("admin" | "grievances" | "nominees" | "consent")[];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Accurate to within 30 seconds
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        /** CreatedApiKey */
+        CreatedApiKey: {
+            /** @description The key itself: shown this once, stored only as a hash */
+            key: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description The first 12 characters of the key, to recognise it */
+            prefix: string;
+            scopes: ("admin" | "grievances" | "nominees" | "consent")[];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Accurate to within 30 seconds
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        /** Member */
+        Member: {
+            /** Format: uuid */
+            user_id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /**
+             * Format: date-time
+             * @description When the user joined
+             */
+            created_at: string;
+        };
+        /** MemberList */
+        MemberList: {
+            data: components["schemas"]["Member"][];
+            /** @description Members, over all pages */
+            count: number;
+            limit: number;
+            offset: number;
+        };
+        /** GrievanceTicket */
+        GrievanceTicket: {
+            /**
+             * Format: uuid
+             * @description Internal UUID of the ticket record
+             */
+            id: string;
+            /**
+             * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
+             * @example GRV-7K2M9QXA
+             */
+            ticket_id: string;
+            /** @description Your application's identifier for the user who filed the ticket */
+            client_user_id: string;
+            /**
+             * Format: uuid
+             * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
+             */
+            user_id: string | null;
+            subject: string;
+            description: string;
+            /**
+             * @description Kind of rights request
+             * @enum {string}
+             */
+            category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
+            /**
+             * @description Any status may move to any other
+             * @enum {string}
+             */
+            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
+            attachment_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** GrievanceStatusChange */
+        GrievanceStatusChange: {
+            /**
+             * @description Any status may move to any other
+             * @enum {string}
+             */
+            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
+            /**
+             * @description Any status may move to any other
+             * @enum {string|null}
+             */
+            previous_status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed" | null;
+            /** Format: date-time */
+            changed_at: string;
+            actor: {
+                /** @enum {string} */
+                type: "api_key" | "user" | "data_principal";
+                /**
+                 * Format: uuid
+                 * @description The API key id or user id that made the change (a data principal's internal id when they filed the ticket themselves)
+                 */
+                id: string;
+            };
+            /** @description Set only through the organization's management API */
+            note: string | null;
+        };
+        /** GrievanceList */
+        GrievanceList: {
+            data: components["schemas"]["GrievanceTicket"][];
+            /** @description Tickets matching the filters, over all pages */
+            count: number;
+            limit: number;
+            offset: number;
+        };
+        /** GrievanceSummary */
+        GrievanceSummary: {
+            /** @description Every ticket of the organization */
+            total: number;
+            /** @description Tickets in open, in_progress or on_hold */
+            open: number;
+            /** @description Tickets per status (every status, zero included) */
+            by_status: {
+                open: number;
+                in_progress: number;
+                on_hold: number;
+                resolved: number;
+                rejected: number;
+                closed: number;
+            };
+            /** @description Open tickets (open, in_progress, on_hold) per category */
+            open_by_category: {
+                data_access: number;
+                rectification: number;
+                erasure: number;
+                consent_withdrawal: number;
+                nomination: number;
+                data_portability: number;
+                objection: number;
+                complaint: number;
+                other: number;
+            };
+        };
+        /** GrievanceTicketWithHistory */
+        GrievanceTicketWithHistory: {
+            /**
+             * Format: uuid
+             * @description Internal UUID of the ticket record
+             */
+            id: string;
+            /**
+             * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
+             * @example GRV-7K2M9QXA
+             */
+            ticket_id: string;
+            /** @description Your application's identifier for the user who filed the ticket */
+            client_user_id: string;
+            /**
+             * Format: uuid
+             * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
+             */
+            user_id: string | null;
+            subject: string;
+            description: string;
+            /**
+             * @description Kind of rights request
+             * @enum {string}
+             */
+            category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
+            /**
+             * @description Any status may move to any other
+             * @enum {string}
+             */
+            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
+            attachment_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Oldest first */
+            history: components["schemas"]["GrievanceStatusChange"][];
+        };
+        /** UserNominee */
+        UserNominee: {
+            /** Format: uuid */
+            id: string;
+            /** @description Your application's identifier for the data principal */
+            client_user_id: string;
+            nominee_name: string;
+            /** @description Stored lower-cased */
+            nominee_email: string;
+            /** @description E.164; the organization's own data, returned in full */
+            nominee_mobile: string;
+            /** @enum {string} */
+            relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
+            purpose_of_appointment: string | null;
+            /**
+             * @description Verification status; any status may move to any other
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "rejected";
+            /**
+             * Format: date-time
+             * @description Set when status becomes verified, kept while it stays verified, null otherwise
+             */
+            verified_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** NomineeList */
+        NomineeList: {
+            data: components["schemas"]["UserNominee"][];
+            /** @description Nominees matching the filter, over all pages */
+            count: number;
+            limit: number;
+            offset: number;
+        };
+        /** Asset */
+        Asset: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description Where consent is collected
+             * @enum {string}
+             */
+            kind: "website" | "mobile_app" | "call_center" | "offline" | "other";
+            /** @enum {string} */
+            status: "active" | "inactive";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** AssetList */
+        AssetList: {
+            data: components["schemas"]["Asset"][];
+            /** @description Records matching the filters, over all pages */
+            count: number;
+            limit: number;
+            offset: number;
+        };
+        /** Purpose */
+        Purpose: {
+            /** @description Assigned by the service; stable across edits */
+            id: string;
+            name: string;
+            description: string;
+            /** @description Refusing a required purpose makes the consent action `declined` */
+            required: boolean;
+        };
+        /** CollectionPoint */
+        CollectionPoint: {
+            /** Format: uuid */
+            id: string;
+            /** @description Unique in the organization: CP001, CP002, ... unless chosen */
+            display_id: string;
+            /** Format: uuid */
+            asset_id: string;
+            name: string;
+            /** @description The notice text shown to the data principal */
+            notice: string;
+            /** @description Starts at 1; increases when the notice or the purposes change */
+            notice_version: number;
+            purposes: components["schemas"]["Purpose"][];
+            /** @enum {string} */
+            status: "active" | "inactive";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** CollectionPointList */
+        CollectionPointList: {
+            data: components["schemas"]["CollectionPoint"][];
+            /** @description Records matching the filters, over all pages */
+            count: number;
+            limit: number;
+            offset: number;
+        };
+        /** ConsentLinkCreated */
+        ConsentLinkCreated: {
+            /**
+             * Format: uuid
+             * @description Stable id of the consent request
+             */
+            request_id: string;
+            /**
+             * Format: uuid
+             * @description Id of this link instance
+             */
+            event_id: string;
+            /** @description The link, on the organization's own subdomain */
+            consent_link: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description One key per channel used */
+            delivery_status: {
+                /** @enum {string} */
+                sms?: "queued" | "sent" | "failed";
+                /** @enum {string} */
+                email?: "queued" | "sent" | "failed";
+            };
+        };
+        /** ConsentLinkDuplicated */
+        ConsentLinkDuplicated: {
+            /**
+             * Format: uuid
+             * @description Stable id of the consent request
+             */
+            request_id: string;
+            /**
+             * Format: uuid
+             * @description Id of this link instance
+             */
+            event_id: string;
+            /** @description The link, on the organization's own subdomain */
+            consent_link: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description One key per channel used */
+            delivery_status: {
+                /** @enum {string} */
+                sms?: "queued" | "sent" | "failed";
+                /** @enum {string} */
+                email?: "queued" | "sent" | "failed";
+            };
+            /** @description Times this request has been regenerated (at most 5) */
+            regeneration_count: number;
+        };
+        /** ConsentLinkDailyCounts */
+        ConsentLinkDailyCounts: {
+            /**
+             * Format: date
+             * @description First day (UTC)
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description Last day (UTC): today
+             */
+            to: string;
+            /** @description Every day of the window, oldest first, zeros included */
+            days: {
+                /** Format: date */
+                date: string;
+                /** @description Links created that day */
+                created: number;
+                /** @description Of those, completed (consent given) */
+                completed: number;
+                /** @description Of those, still open now */
+                active: number;
+                /** @description Of those, expired without consent */
+                expired: number;
+            }[];
+            totals: {
+                /** @description Links created that day */
+                created: number;
+                /** @description Of those, completed (consent given) */
+                completed: number;
+                /** @description Of those, still open now */
+                active: number;
+                /** @description Of those, expired without consent */
+                expired: number;
+            };
+        };
+        /** ConsentLinkRequest */
+        ConsentLinkRequest: {
+            request_id: string;
+            /** @description The most recently issued link instance */
+            event_id: string;
+            collection_point_id: string;
+            asset_id: string;
+            /** @description Masked: + then * per hidden digit, then the last 4 (3 under 10 digits) */
+            phone: string;
+            /** @enum {string} */
+            status: "active" | "complete" | "expired";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+            /** @enum {string|null} */
+            consent_action: "approved" | "partial_consent" | "declined" | "revoked" | null;
+            regeneration_count: number;
+        };
+        /** ConsentLinkHistory */
+        ConsentLinkHistory: {
+            data: components["schemas"]["ConsentLinkRequest"][];
+            /** @description Records matching the filters */
+            count: number;
+            summary: {
+                total_links: number;
+                active: number;
+                completed: number;
+                expired: number;
+            };
+            /** @description Keyed by collection point UUID; points with links in the filtered set */
+            collectionPointSummary: {
+                [key: string]: {
+                    total: number;
+                    active: number;
+                    completed: number;
+                    expired: number;
+                };
+            };
+            filters: {
+                assetId: string;
+                collectionPointId: string | null;
+                eventId: string | null;
+                dpId: string | null;
+                from: string | null;
+                to: string;
+                limit: number;
+                offset: number;
+            };
+        };
+        /** ConsentRecord */
+        ConsentRecord: {
+            /** Format: uuid */
+            consent_id: string;
+            /** Format: uuid */
+            collection_point_id: string;
+            dp_id: string;
+            /**
+             * @description approved: every purpose granted; partial_consent: some; declined: none, or a required one refused; revoked: withdrawn
+             * @enum {string}
+             */
+            consent_action: "approved" | "partial_consent" | "declined" | "revoked";
+            purposes: {
+                id: string;
+                granted: boolean;
+            }[];
+            /** @description The notice version the data principal saw */
+            notice_version: number;
+            /** Format: uuid */
+            request_id: string | null;
+            /** Format: uuid */
+            event_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** CurrentConsent */
+        CurrentConsent: {
+            dp_id: string;
+            /** Format: uuid */
+            collection_point_id: string;
+            /**
+             * Format: uuid
+             * @description The latest record, which holds the current choices
+             */
+            consent_id: string;
+            /**
+             * @description approved: every purpose granted; partial_consent: some; declined: none, or a required one refused; revoked: withdrawn
+             * @enum {string}
+             */
+            consent_action: "approved" | "partial_consent" | "declined" | "revoked";
+            /** @description The notice version of the latest record */
+            notice_version: number;
+            /** @description The collection point's notice version now: ask again when it is higher */
+            current_notice_version: number;
+            /** Format: date-time */
+            recorded_at: string;
+            purposes: {
+                id: string;
+                name: string;
+                required: boolean;
+                /** @description false for a purpose added after the latest record */
+                granted: boolean;
+            }[];
+        };
+        /** DataPrincipalContact */
+        DataPrincipalContact: {
+            dp_id: string;
+            /** @description E.164, in full (the organization sees its own records whole) */
+            phone: string | null;
+            email: string | null;
+            name: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** DataPrincipalToken */
+        DataPrincipalToken: {
+            /** @description `dpt_` and 32 characters; shown once, stored only as a hash */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            /** @description Seconds */
+            expires_in: number;
+            dp_id: string;
+        };
+        /** SignInCodeRequested */
+        SignInCodeRequested: {
+            message: string;
+            /** @description Seconds a code lives */
+            expires_in: number;
+            /** @description Seconds before another code may be asked for */
+            resend_after: number;
+        };
+        /** ContactPerson */
+        ContactPerson: {
+            /** Format: uuid */
+            id: string;
+            full_name: string;
+            email: string;
+            phone: string | null;
+            /** Format: date-time */
+            appointment_date: string | null;
+            qualifications: string | null;
+            responsibilities: string | null;
+            working_hours: string | null;
+            response_time: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** DataPrincipalProfile */
+        DataPrincipalProfile: {
+            dp_id: string;
+            name: string | null;
+            /** @description Masked: +********3210 */
+            phone: string | null;
+            /** @description Masked: a***@example.com */
+            email: string | null;
+            organization: {
+                slug: string;
+                name: string;
+            };
+            /** @description The organization's contact person (DPDP Rule 9); null when none is configured */
+            contact: components["schemas"]["ContactPerson"] | null;
+            /** @description Days the organization takes at most to answer a ticket */
+            grievance_period_days: number;
+        };
+        /** AuditEntry */
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /** @enum {string} */
+                type: "api_key" | "user" | "data_principal";
+                /**
+                 * Format: uuid
+                 * @description The API key id, the user id, or (data_principal, on the consent page) the link event_id
+                 */
+                id: string;
+            };
+            /** @description `<record>.<verb>`, e.g. grievance.status_changed */
+            action: string;
+            target: {
+                type: string;
+                id: string | null;
+            };
+            /** @description The X-Request-Id of the change */
+            request_id: string | null;
+            /** @description Ids, statuses and changed field names; never personal data */
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        /** AuditLog */
+        AuditLog: {
+            data: components["schemas"]["AuditEntry"][];
+            /** @description Entries matching the filters, over all pages */
+            count: number;
+            limit: number;
+            offset: number;
+        };
+    };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+        XRequestId: string;
+        /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+        IdempotencyKey: string;
+        /** @description The organization slug; must name the organization addressed (missing or another: 400). */
+        XOrgIdRequired: string;
+        /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+        XOrgId: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request id: yours when you sent a valid one, else generated. Quote it when asking for support. */
+        "X-Request-Id": string;
+        /** @description Seconds to wait before trying again. */
+        "Retry-After": number;
+        /** @description Present (`true`) when this answer is the stored answer to an earlier request with the same Idempotency-Key. */
+        "Idempotent-Replayed": "true";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "string",
+                     *       "database": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        status: string;
+                        database: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "string",
+                     *       "database": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        status: string;
+                        database: string;
+                    };
+                };
+            };
+        };
+    };
+    getHealthLive: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+        };
+    };
+    getHealthReady: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `ready` (200); otherwise 503 with the first failed check in `error` */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "database": "ok",
+                     *         "migrations": "ok",
+                     *         "tenant_role": "ok"
+                     *       },
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        status: "ready" | "starting" | "closing" | "unavailable";
+                        checks: {
+                            database: "ok" | "failed" | "skipped" | "not_run";
+                            migrations: "ok" | "failed" | "skipped" | "not_run";
+                            tenant_role: "ok" | "failed" | "skipped" | "not_run";
+                        };
+                        /** @description Why the process is not ready, and what to do */
+                        error?: string;
+                    };
+                };
+            };
+            /** @description `ready` (200); otherwise 503 with the first failed check in `error` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "database": "ok",
+                     *         "migrations": "ok",
+                     *         "tenant_role": "ok"
+                     *       },
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        status: "ready" | "starting" | "closing" | "unavailable";
+                        checks: {
+                            database: "ok" | "failed" | "skipped" | "not_run";
+                            migrations: "ok" | "failed" | "skipped" | "not_run";
+                            tenant_role: "ok" | "failed" | "skipped" | "not_run";
+                        };
+                        /** @description Why the process is not ready, and what to do */
+                        error?: string;
+                    };
+                };
+            };
+        };
+    };
+    postAuthLogin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "string",
+                 *       "password": "string"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "string",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 0,
+                     *       "refresh_token": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenPair"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthRefresh: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "refresh_token": "string"
+                 *     }
+                 */
+                "application/json": {
+                    refresh_token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "string",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 0,
+                     *       "refresh_token": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenPair"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthLogout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Logged out */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthBrowserLogin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "string",
+                 *       "password": "string"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "string",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 0,
+                     *       "user": {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "email": "string"
+                     *       },
+                     *       "role": "owner",
+                     *       "organization": {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "slug": "string",
+                     *         "name": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BrowserSession"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthBrowserRefresh: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "string",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 0,
+                     *       "user": {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "email": "string"
+                     *       },
+                     *       "role": "owner",
+                     *       "organization": {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "slug": "string",
+                     *         "name": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BrowserSession"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthBrowserLogout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrganization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "slug": "string",
+                     *       "name": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "role": "owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "name": "string",
+                     *         "prefix": "string",
+                     *         "scopes": [
+                     *           "admin"
+                     *         ],
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "last_used_at": "2019-08-24T14:15:22Z",
+                     *         "revoked_at": "2019-08-24T14:15:22Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "scopes": [
+                 *         "admin"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    scopes: ("admin" | "grievances" | "nominees" | "consent")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "string",
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "name": "string",
+                     *       "prefix": "string",
+                     *       "scopes": [
+                     *         "admin"
+                     *       ],
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "last_used_at": "2019-08-24T14:15:22Z",
+                     *       "revoked_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteApiKeysById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The key id (not the key) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "name": "string",
+                     *       "prefix": "string",
+                     *       "scopes": [
+                     *         "admin"
+                     *       ],
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "last_used_at": "2019-08-24T14:15:22Z",
+                     *       "revoked_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMembers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *           "email": "string",
+                     *           "role": "owner",
+                     *           "created_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "count": 0,
+                     *       "limit": 0,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "user@example.com",
+                 *       "role": "owner",
+                 *       "password": "stringstri"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /** @enum {string} */
+                    role: "owner" | "admin" | "member";
+                    /** @description Only to create a new user */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *       "email": "string",
+                     *       "role": "owner",
+                     *       "created_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMembersByUserId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The member's user id; a malformed one is simply not found */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchMembersByUserId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The member's user id; a malformed one is simply not found */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "owner"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    role: "owner" | "admin" | "member";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *       "email": "string",
+                     *       "role": "owner",
+                     *       "created_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGrievanceUserByUserId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The client_user_id of the user */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "ticket_id": "GRV-7K2M9QXA",
+                     *         "client_user_id": "string",
+                     *         "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *         "subject": "string",
+                     *         "description": "string",
+                     *         "category": "data_access",
+                     *         "status": "open",
+                     *         "attachment_url": "string",
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "updated_at": "2019-08-24T14:15:22Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["GrievanceTicket"][];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postGrievance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_user_id": "string",
+                 *       "subject": "string",
+                 *       "description": "string",
+                 *       "category": "data_access",
+                 *       "attachment_url": "https://files.example.org/evidence.pdf"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description User filing the request */
+                    client_user_id: string;
+                    subject: string;
+                    description: string;
+                    /**
+                     * @description Kind of rights request
+                     * @enum {string}
+                     */
+                    category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
+                    /**
+                     * @description URL of a supporting document; null means not set
+                     * @example https://files.example.org/evidence.pdf
+                     */
+                    attachment_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "ticket_id": "GRV-7K2M9QXA",
+                     *       "client_user_id": "string",
+                     *       "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *       "subject": "string",
+                     *       "description": "string",
+                     *       "category": "data_access",
+                     *       "status": "open",
+                     *       "attachment_url": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceTicket"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putGrievanceByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description At least one of status, attachment_url */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "open",
+                 *       "attachment_url": "https://files.example.org/evidence.pdf"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Any status may move to any other
+                     * @enum {string}
+                     */
+                    status?: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
+                    /**
+                     * @description null clears it
+                     * @example https://files.example.org/evidence.pdf
+                     */
+                    attachment_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "ticket_id": "GRV-7K2M9QXA",
+                     *       "client_user_id": "string",
+                     *       "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *       "subject": "string",
+                     *       "description": "string",
+                     *       "category": "data_access",
+                     *       "status": "open",
+                     *       "attachment_url": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceTicket"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGrievanceHistoryByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "status": "open",
+                     *         "previous_status": "open",
+                     *         "changed_at": "2019-08-24T14:15:22Z",
+                     *         "actor": {
+                     *           "type": "api_key",
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08"
+                     *         },
+                     *         "note": "string"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["GrievanceStatusChange"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGrievances: {
+        parameters: {
+            query?: {
+                /** @description Any status may move to any other */
+                status?: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
+                /** @description Kind of rights request */
+                category?: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
+                /** @description created_at >= from */
+                from?: string;
+                /** @description created_at <= to; not before from */
+                to?: string;
+                /** @description Only tickets filed for this user */
+                client_user_id?: string;
+                /** @description The time to order by */
+                sort?: "created_at" | "updated_at";
+                /** @description `desc` newest first, `asc` oldest first */
+                order?: "desc" | "asc";
+                limit?: number;
+                offset?: number;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *           "ticket_id": "GRV-7K2M9QXA",
+                     *           "client_user_id": "string",
+                     *           "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *           "subject": "string",
+                     *           "description": "string",
+                     *           "category": "data_access",
+                     *           "status": "open",
+                     *           "attachment_url": "string",
+                     *           "created_at": "2019-08-24T14:15:22Z",
+                     *           "updated_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "count": 0,
+                     *       "limit": 0,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceList"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGrievancesSummary: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "total": 0,
+                     *       "open": 0,
+                     *       "by_status": {
+                     *         "open": 0,
+                     *         "in_progress": 0,
+                     *         "on_hold": 0,
+                     *         "resolved": 0,
+                     *         "rejected": 0,
+                     *         "closed": 0
+                     *       },
+                     *       "open_by_category": {
+                     *         "data_access": 0,
+                     *         "rectification": 0,
+                     *         "erasure": 0,
+                     *         "consent_withdrawal": 0,
+                     *         "nomination": 0,
+                     *         "data_portability": 0,
+                     *         "objection": 0,
+                     *         "complaint": 0,
+                     *         "other": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceSummary"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGrievancesByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "ticket_id": "GRV-7K2M9QXA",
+                     *       "client_user_id": "string",
+                     *       "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *       "subject": "string",
+                     *       "description": "string",
+                     *       "category": "data_access",
+                     *       "status": "open",
+                     *       "attachment_url": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "history": [
+                     *         {
+                     *           "status": "open",
+                     *           "previous_status": "open",
+                     *           "changed_at": "2019-08-24T14:15:22Z",
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08"
+                     *           },
+                     *           "note": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceTicketWithHistory"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postGrievancesStatusByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "open",
+                 *       "note": "string"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Any status may move to any other
+                     * @enum {string}
+                     */
+                    status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
+                    /** @description Kept in the ticket's history entry for this change */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "ticket_id": "GRV-7K2M9QXA",
+                     *       "client_user_id": "string",
+                     *       "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *       "subject": "string",
+                     *       "description": "string",
+                     *       "category": "data_access",
+                     *       "status": "open",
+                     *       "attachment_url": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceTicket"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNomineeUserByUserId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The client_user_id of the data principal */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "client_user_id": "string",
+                     *         "nominee_name": "string",
+                     *         "nominee_email": "string",
+                     *         "nominee_mobile": "string",
+                     *         "relationship": "spouse",
+                     *         "purpose_of_appointment": "string",
+                     *         "status": "pending",
+                     *         "verified_at": "2019-08-24T14:15:22Z",
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "updated_at": "2019-08-24T14:15:22Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["UserNominee"][];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postNominee: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_id": "string",
+                 *       "nominee_name": "string",
+                 *       "nominee_email": "user@example.com",
+                 *       "nominee_mobile": "+919876543210",
+                 *       "relationship": "spouse",
+                 *       "purpose_of_appointment": "string"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Your identifier for the data principal; stored as client_user_id */
+                    user_id: string;
+                    nominee_name: string;
+                    /** Format: email */
+                    nominee_email: string;
+                    /**
+                     * @description E.164 (+ then 8-15 digits); a bare 10-digit number gets DEFAULT_COUNTRY_CODE (+91)
+                     * @example +919876543210
+                     */
+                    nominee_mobile: string;
+                    /** @enum {string} */
+                    relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
+                    purpose_of_appointment?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "client_user_id": "string",
+                     *       "nominee_name": "string",
+                     *       "nominee_email": "string",
+                     *       "nominee_mobile": "string",
+                     *       "relationship": "spouse",
+                     *       "purpose_of_appointment": "string",
+                     *       "status": "pending",
+                     *       "verified_at": "2019-08-24T14:15:22Z",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserNominee"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putNomineeByNomineeId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description UUID of the nominee; a malformed one is simply not found */
+                nominee_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "nominee_name": "string",
+                 *       "nominee_email": "user@example.com",
+                 *       "nominee_mobile": "+919876543210",
+                 *       "relationship": "spouse",
+                 *       "purpose_of_appointment": "string",
+                 *       "status": "pending"
+                 *     }
+                 */
+                "application/json": {
+                    nominee_name?: string;
+                    /** Format: email */
+                    nominee_email?: string;
+                    /** @example +919876543210 */
+                    nominee_mobile?: string;
+                    /** @enum {string} */
+                    relationship?: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
+                    /** @description null clears it */
+                    purpose_of_appointment?: string | null;
+                    /**
+                     * @description Verification status; any status may move to any other
+                     * @enum {string}
+                     */
+                    status?: "pending" | "verified" | "rejected";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "client_user_id": "string",
+                     *       "nominee_name": "string",
+                     *       "nominee_email": "string",
+                     *       "nominee_mobile": "string",
+                     *       "relationship": "spouse",
+                     *       "purpose_of_appointment": "string",
+                     *       "status": "pending",
+                     *       "verified_at": "2019-08-24T14:15:22Z",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserNominee"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteNomineeByNomineeId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description UUID of the nominee; a malformed one is simply not found */
+                nominee_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNominees: {
+        parameters: {
+            query?: {
+                /** @description Verification status; any status may move to any other */
+                status?: "pending" | "verified" | "rejected";
+                relationship?: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
+                /** @description Only the nominees of this data principal */
+                client_user_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *           "client_user_id": "string",
+                     *           "nominee_name": "string",
+                     *           "nominee_email": "string",
+                     *           "nominee_mobile": "string",
+                     *           "relationship": "spouse",
+                     *           "purpose_of_appointment": "string",
+                     *           "status": "pending",
+                     *           "verified_at": "2019-08-24T14:15:22Z",
+                     *           "created_at": "2019-08-24T14:15:22Z",
+                     *           "updated_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "count": 0,
+                     *       "limit": 0,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NomineeList"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postNomineesVerifyByNomineeId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description UUID of the nominee; a malformed one is simply not found */
+                nominee_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "client_user_id": "string",
+                     *       "nominee_name": "string",
+                     *       "nominee_email": "string",
+                     *       "nominee_mobile": "string",
+                     *       "relationship": "spouse",
+                     *       "purpose_of_appointment": "string",
+                     *       "status": "pending",
+                     *       "verified_at": "2019-08-24T14:15:22Z",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserNominee"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postNomineesRejectByNomineeId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description UUID of the nominee; a malformed one is simply not found */
+                nominee_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "client_user_id": "string",
+                     *       "nominee_name": "string",
+                     *       "nominee_email": "string",
+                     *       "nominee_mobile": "string",
+                     *       "relationship": "spouse",
+                     *       "purpose_of_appointment": "string",
+                     *       "status": "pending",
+                     *       "verified_at": "2019-08-24T14:15:22Z",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserNominee"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAssets: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "active" | "inactive";
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *           "name": "string",
+                     *           "kind": "website",
+                     *           "status": "active",
+                     *           "created_at": "2019-08-24T14:15:22Z",
+                     *           "updated_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "count": 0,
+                     *       "limit": 0,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AssetList"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAssets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "kind": "website"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /**
+                     * @description Where consent is collected
+                     * @enum {string}
+                     */
+                    kind: "website" | "mobile_app" | "call_center" | "offline" | "other";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "name": "string",
+                     *       "kind": "website",
+                     *       "status": "active",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Asset"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAssetsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "name": "string",
+                     *       "kind": "website",
+                     *       "status": "active",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Asset"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchAssetsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "kind": "website",
+                 *       "status": "active"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    /**
+                     * @description Where consent is collected
+                     * @enum {string}
+                     */
+                    kind?: "website" | "mobile_app" | "call_center" | "offline" | "other";
+                    /**
+                     * @description inactive: no new consent links for its collection points
+                     * @enum {string}
+                     */
+                    status?: "active" | "inactive";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "name": "string",
+                     *       "kind": "website",
+                     *       "status": "active",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Asset"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCollectionPoints: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description Only this asset's collection points */
+                asset_id?: string;
+                status?: "active" | "inactive";
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *           "display_id": "string",
+                     *           "asset_id": "b4695157-0d1d-4da0-8f9e-5c53149389e4",
+                     *           "name": "string",
+                     *           "notice": "string",
+                     *           "notice_version": 0,
+                     *           "purposes": [
+                     *             {
+                     *               "id": "string",
+                     *               "name": "string",
+                     *               "description": "string",
+                     *               "required": true
+                     *             }
+                     *           ],
+                     *           "status": "active",
+                     *           "created_at": "2019-08-24T14:15:22Z",
+                     *           "updated_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "count": 0,
+                     *       "limit": 0,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollectionPointList"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postCollectionPoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "asset_id": "b4695157-0d1d-4da0-8f9e-5c53149389e4",
+                 *       "name": "string",
+                 *       "notice": "string",
+                 *       "purposes": [
+                 *         {
+                 *           "id": "string",
+                 *           "name": "string",
+                 *           "description": "",
+                 *           "required": false
+                 *         }
+                 *       ],
+                 *       "display_id": "CP001"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The asset this collection point belongs to
+                     */
+                    asset_id: string;
+                    name: string;
+                    notice: string;
+                    /** @description At least one, at most 50 */
+                    purposes: {
+                        /** @description On update: the id of an existing purpose to keep; omit for a new one */
+                        id?: string;
+                        name: string;
+                        /** @default  */
+                        description?: string;
+                        /** @default false */
+                        required?: boolean;
+                    }[];
+                    /** @example CP001 */
+                    display_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "display_id": "string",
+                     *       "asset_id": "b4695157-0d1d-4da0-8f9e-5c53149389e4",
+                     *       "name": "string",
+                     *       "notice": "string",
+                     *       "notice_version": 0,
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "name": "string",
+                     *           "description": "string",
+                     *           "required": true
+                     *         }
+                     *       ],
+                     *       "status": "active",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollectionPoint"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCollectionPointsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description UUID or display_id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "display_id": "string",
+                     *       "asset_id": "b4695157-0d1d-4da0-8f9e-5c53149389e4",
+                     *       "name": "string",
+                     *       "notice": "string",
+                     *       "notice_version": 0,
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "name": "string",
+                     *           "description": "string",
+                     *           "required": true
+                     *         }
+                     *       ],
+                     *       "status": "active",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollectionPoint"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchCollectionPointsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description UUID or display_id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "notice": "string",
+                 *       "purposes": [
+                 *         {
+                 *           "id": "string",
+                 *           "name": "string",
+                 *           "description": "",
+                 *           "required": false
+                 *         }
+                 *       ],
+                 *       "status": "active"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    notice?: string;
+                    /** @description At least one, at most 50 */
+                    purposes?: {
+                        /** @description On update: the id of an existing purpose to keep; omit for a new one */
+                        id?: string;
+                        name: string;
+                        /** @default  */
+                        description?: string;
+                        /** @default false */
+                        required?: boolean;
+                    }[];
+                    /** @enum {string} */
+                    status?: "active" | "inactive";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "display_id": "string",
+                     *       "asset_id": "b4695157-0d1d-4da0-8f9e-5c53149389e4",
+                     *       "name": "string",
+                     *       "notice": "string",
+                     *       "notice_version": 0,
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "name": "string",
+                     *           "description": "string",
+                     *           "required": true
+                     *         }
+                     *       ],
+                     *       "status": "active",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollectionPoint"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postExternalPublicConsentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "asset_id": "b4695157-0d1d-4da0-8f9e-5c53149389e4",
+                 *       "collection_point_id": "string",
+                 *       "phone": "+919876543210",
+                 *       "dp_id": "string",
+                 *       "email": "user@example.com",
+                 *       "expiry_hours": 24,
+                 *       "send_sms": true
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    asset_id: string;
+                    /** @description UUID or display_id of an active collection point of that asset */
+                    collection_point_id: string;
+                    /**
+                     * @description The data principal's phone: E.164, or 10 digits (DEFAULT_COUNTRY_CODE is prefixed)
+                     * @example +919876543210
+                     */
+                    phone: string;
+                    /** @description Your identifier for the data principal */
+                    dp_id?: string;
+                    /**
+                     * Format: email
+                     * @description Also send the link by email; the address is not kept on the request
+                     */
+                    email?: string;
+                    /**
+                     * @description Hours until the link expires: 1-24, default 24
+                     * @default 24
+                     */
+                    expiry_hours?: number;
+                    /**
+                     * @description Queue an SMS with the link to the phone (default true)
+                     * @default true
+                     */
+                    send_sms?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "266ea41d-adf5-480b-af50-15b940c2b846",
+                     *       "event_id": "a7a26ff2-e851-45b6-9634-d595f45458b7",
+                     *       "consent_link": "string",
+                     *       "expires_at": "2019-08-24T14:15:22Z",
+                     *       "delivery_status": {
+                     *         "sms": "queued",
+                     *         "email": "queued"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentLinkCreated"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postExternalPublicConsentLinkDuplicateByRequestId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The request_id returned at creation */
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expiry_hours": 24,
+                 *       "send_sms": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Hours until the link expires: 1-24, default 24
+                     * @default 24
+                     */
+                    expiry_hours?: number;
+                    /**
+                     * @description Queue an SMS with the link to the phone (default true)
+                     * @default true
+                     */
+                    send_sms?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "266ea41d-adf5-480b-af50-15b940c2b846",
+                     *       "event_id": "a7a26ff2-e851-45b6-9634-d595f45458b7",
+                     *       "consent_link": "string",
+                     *       "expires_at": "2019-08-24T14:15:22Z",
+                     *       "delivery_status": {
+                     *         "sms": "queued",
+                     *         "email": "queued"
+                     *       },
+                     *       "regeneration_count": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentLinkDuplicated"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The record existed but can no longer be used",
+                     *       "code": "gone"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConsentLinksDaily: {
+        parameters: {
+            query?: {
+                /** @description How many UTC days, ending today */
+                days?: number;
+                /** @description Only this asset (default: every asset) */
+                asset_id?: string;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2019-08-24",
+                     *       "to": "2019-08-24",
+                     *       "days": [
+                     *         {
+                     *           "date": "2019-08-24",
+                     *           "created": 0,
+                     *           "completed": 0,
+                     *           "active": 0,
+                     *           "expired": 0
+                     *         }
+                     *       ],
+                     *       "totals": {
+                     *         "created": 0,
+                     *         "completed": 0,
+                     *         "active": 0,
+                     *         "expired": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentLinkDailyCounts"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getExternalPublicConsentLinkHistory: {
+        parameters: {
+            query: {
+                /** @description Required: the asset whose links to list */
+                asset_id: string;
+                /** @description UUID or display_id */
+                collection_point_id?: string;
+                /** @description Any link instance of a request (current or earlier) */
+                event_id?: string;
+                /** @description The request's data principal id */
+                dp_id?: string;
+                /** @description created_at >= from; must be in the past */
+                from?: string;
+                /** @description created_at <= to; default now */
+                to?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description The organization slug; must name the organization addressed (missing or another: 400). */
+                "X-Org-Id": components["parameters"]["XOrgIdRequired"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "request_id": "string",
+                     *           "event_id": "string",
+                     *           "collection_point_id": "string",
+                     *           "asset_id": "string",
+                     *           "phone": "string",
+                     *           "status": "active",
+                     *           "created_at": "2019-08-24T14:15:22Z",
+                     *           "expires_at": "2019-08-24T14:15:22Z",
+                     *           "completed_at": "2019-08-24T14:15:22Z",
+                     *           "consent_action": "approved",
+                     *           "regeneration_count": 0
+                     *         }
+                     *       ],
+                     *       "count": 0,
+                     *       "summary": {
+                     *         "total_links": 0,
+                     *         "active": 0,
+                     *         "completed": 0,
+                     *         "expired": 0
+                     *       },
+                     *       "collectionPointSummary": {
+                     *         "property1": {
+                     *           "total": 0,
+                     *           "active": 0,
+                     *           "completed": 0,
+                     *           "expired": 0
+                     *         },
+                     *         "property2": {
+                     *           "total": 0,
+                     *           "active": 0,
+                     *           "completed": 0,
+                     *           "expired": 0
+                     *         }
+                     *       },
+                     *       "filters": {
+                     *         "assetId": "string",
+                     *         "collectionPointId": "string",
+                     *         "eventId": "string",
+                     *         "dpId": "string",
+                     *         "from": "string",
+                     *         "to": "string",
+                     *         "limit": 0,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentLinkHistory"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConsentConsentByCollectionPointId: {
+        parameters: {
+            query: {
+                dp_id: string;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description UUID or display_id */
+                collection_point_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "dp_id": "string",
+                     *       "collection_point_id": "f6cab240-cbc7-4d4f-b37b-2e5eb82abcb8",
+                     *       "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba",
+                     *       "consent_action": "approved",
+                     *       "notice_version": 0,
+                     *       "current_notice_version": 0,
+                     *       "recorded_at": "2019-08-24T14:15:22Z",
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "name": "string",
+                     *           "required": true,
+                     *           "granted": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CurrentConsent"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postConsentConsentByCollectionPointId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description UUID or display_id */
+                collection_point_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "dp_id": "string",
+                 *       "purposes": [
+                 *         {
+                 *           "id": "string",
+                 *           "granted": true
+                 *         }
+                 *       ],
+                 *       "event_id": "string"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Your identifier for the data principal */
+                    dp_id: string;
+                    /** @description Every purpose of the collection point, exactly once */
+                    purposes: {
+                        id: string;
+                        granted: boolean;
+                    }[];
+                    /** @description The link instance this consent completes */
+                    event_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba",
+                     *       "collection_point_id": "f6cab240-cbc7-4d4f-b37b-2e5eb82abcb8",
+                     *       "dp_id": "string",
+                     *       "consent_action": "approved",
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "granted": true
+                     *         }
+                     *       ],
+                     *       "notice_version": 0,
+                     *       "request_id": "266ea41d-adf5-480b-af50-15b940c2b846",
+                     *       "event_id": "a7a26ff2-e851-45b6-9634-d595f45458b7",
+                     *       "created_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentRecord"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The record existed but can no longer be used",
+                     *       "code": "gone"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postConsentWithdrawByCollectionPointId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description UUID or display_id */
+                collection_point_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "dp_id": "string"
+                 *     }
+                 */
+                "application/json": {
+                    dp_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba",
+                     *       "collection_point_id": "f6cab240-cbc7-4d4f-b37b-2e5eb82abcb8",
+                     *       "dp_id": "string",
+                     *       "consent_action": "approved",
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "granted": true
+                     *         }
+                     *       ],
+                     *       "notice_version": 0,
+                     *       "request_id": "266ea41d-adf5-480b-af50-15b940c2b846",
+                     *       "event_id": "a7a26ff2-e851-45b6-9634-d595f45458b7",
+                     *       "created_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentRecord"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDataPrincipalsByDpId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description Your identifier for the data principal (the same as a grievance's client_user_id) */
+                dp_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "dp_id": "string",
+                     *       "phone": "string",
+                     *       "email": "string",
+                     *       "name": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DataPrincipalContact"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putDataPrincipalsByDpId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description Your identifier for the data principal (the same as a grievance's client_user_id) */
+                dp_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description At least one of phone, email, name; omitted fields are kept */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+919876543210",
+                 *       "email": "user@example.com",
+                 *       "name": "string"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description E.164, or a 10-digit national number; null clears it
+                     * @example +919876543210
+                     */
+                    phone?: string | null;
+                    /**
+                     * Format: email
+                     * @description Stored lower-cased; null clears it
+                     */
+                    email?: string | null;
+                    /** @description How to address them; null clears it */
+                    name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "dp_id": "string",
+                     *       "phone": "string",
+                     *       "email": "string",
+                     *       "name": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DataPrincipalContact"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "dp_id": "string",
+                     *       "phone": "string",
+                     *       "email": "string",
+                     *       "name": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DataPrincipalContact"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postDataPrincipalsTokensByDpId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Your identifier for the data principal (the same as a grievance's client_user_id) */
+                dp_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Lifetime of the token, 60-3600 seconds (default 3600)
+                     * @default 3600
+                     */
+                    ttl_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "string",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 0,
+                     *       "dp_id": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DataPrincipalToken"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postRightsOtp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+919876543210",
+                 *       "email": "user@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A phone on file (give phone or email)
+                     * @example +919876543210
+                     */
+                    phone?: string;
+                    /**
+                     * Format: email
+                     * @description An email on file (give phone or email)
+                     */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "string",
+                     *       "expires_in": 0,
+                     *       "resend_after": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignInCodeRequested"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postRightsOtpVerify: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+919876543210",
+                 *       "email": "user@example.com",
+                 *       "code": "string"
+                 *     }
+                 */
+                "application/json": {
+                    /** @example +919876543210 */
+                    phone?: string;
+                    /** Format: email */
+                    email?: string;
+                    /** @description The 6 digits received (spaces and dashes are ignored) */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "string",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 0,
+                     *       "dp_id": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DataPrincipalToken"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "dp_id": "string",
+                     *       "name": "string",
+                     *       "phone": "string",
+                     *       "email": "string",
+                     *       "organization": {
+                     *         "slug": "string",
+                     *         "name": "string"
+                     *       },
+                     *       "contact": {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "full_name": "string",
+                     *         "email": "string",
+                     *         "phone": "string",
+                     *         "appointment_date": "2019-08-24T14:15:22Z",
+                     *         "qualifications": "string",
+                     *         "responsibilities": "string",
+                     *         "working_hours": "string",
+                     *         "response_time": "string",
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "updated_at": "2019-08-24T14:15:22Z"
+                     *       },
+                     *       "grievance_period_days": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DataPrincipalProfile"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDpo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "full_name": "string",
+                     *       "email": "string",
+                     *       "phone": "string",
+                     *       "appointment_date": "2019-08-24T14:15:22Z",
+                     *       "qualifications": "string",
+                     *       "responsibilities": "string",
+                     *       "working_hours": "string",
+                     *       "response_time": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactPerson"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putOrganizationDpo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The whole record: optional fields left out are cleared */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "full_name": "string",
+                 *       "email": "user@example.com",
+                 *       "phone": "+919876543210",
+                 *       "appointment_date": "2019-08-24T14:15:22Z",
+                 *       "qualifications": "string",
+                 *       "responsibilities": "string",
+                 *       "working_hours": "string",
+                 *       "response_time": "string"
+                 *     }
+                 */
+                "application/json": {
+                    full_name: string;
+                    /** Format: email */
+                    email: string;
+                    /** @example +919876543210 */
+                    phone?: string | null;
+                    /** Format: date-time */
+                    appointment_date?: string | null;
+                    qualifications?: string | null;
+                    responsibilities?: string | null;
+                    working_hours?: string | null;
+                    response_time?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "full_name": "string",
+                     *       "email": "string",
+                     *       "phone": "string",
+                     *       "appointment_date": "2019-08-24T14:15:22Z",
+                     *       "qualifications": "string",
+                     *       "responsibilities": "string",
+                     *       "working_hours": "string",
+                     *       "response_time": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactPerson"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "full_name": "string",
+                     *       "email": "string",
+                     *       "phone": "string",
+                     *       "appointment_date": "2019-08-24T14:15:22Z",
+                     *       "qualifications": "string",
+                     *       "responsibilities": "string",
+                     *       "working_hours": "string",
+                     *       "response_time": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactPerson"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAuditLog: {
+        parameters: {
+            query?: {
+                action?: string;
+                from?: string;
+                to?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *           "at": "2019-08-24T14:15:22Z",
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08"
+                     *           },
+                     *           "action": "string",
+                     *           "target": {
+                     *             "type": "string",
+                     *             "id": "string"
+                     *           },
+                     *           "request_id": "string",
+                     *           "details": {
+                     *             "property1": null,
+                     *             "property2": null
+                     *           }
+                     *         }
+                     *       ],
+                     *       "count": 0,
+                     *       "limit": 0,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuditLog"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}

@@ -81,7 +81,7 @@ function History({ assetId, params, update }: { assetId: string; params: URLSear
     offset,
   };
   const history = useApi(
-    () => call(api.GET('/api/v1/external/public/consent-link/history', { params: { query, header: { 'x-org-id': session.organization.slug } } })),
+    () => call(api.GET('/api/v1/external/public/consent-link/history', { params: { query, header: { 'X-Org-Id': session.organization.slug } } })),
     [JSON.stringify(query)],
   );
   const [regenerated, setRegenerated] = useState<CreatedLink | null>(null);

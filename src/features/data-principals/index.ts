@@ -1,0 +1,24 @@
+// Data principals acting for themselves: the feature's only public surface.
+import type { FastifyInstance } from 'fastify';
+import type { AccessDeps } from '../../platform/auth/access.js';
+import { dataPrincipalRoutes } from './routes.js';
+import { createDataPrincipalService, type DataPrincipalServiceDeps } from './service.js';
+
+export {
+  createDataPrincipalService,
+  contactPersonOf,
+  maskEmail,
+  rightsCenterUrl,
+  type DataPrincipalService,
+  type ContactPersonInput,
+} from './service.js';
+export { queueTicketNotice, type ContactPersonRow } from './repo.js';
+
+export function registerDataPrincipals(
+  app: FastifyInstance,
+  deps: DataPrincipalServiceDeps & Pick<AccessDeps, 'organizations' | 'baseDomain' | 'trustProxy'>,
+) {
+  const service = createDataPrincipalService(deps);
+  dataPrincipalRoutes(app, service, deps);
+  return service;
+}

@@ -1,0 +1,56 @@
+// Checks a data principal's token (dpt_…) for the addressed organization. The token is looked up by its
+// SHA-256 in the organization's own dp_tokens (a tenant read: row-level security applies), and warm
+// answers come from memory for 10 s; expiry is checked against the clock on every request.
+import type { Database } from '../db/types.js';
+import type { Clock } from '../clock.js';
+import { looksLikeDpToken, sha256Hex } from '../crypto/opaque-tokens.js';
+
+export interface VerifiedDpToken {
+  /** The data principal's internal id (data_principals.id): the audit actor id. */
+  dataPrincipalId: string;
+  dpId: string;
+  expiresAt: Date;
+}
+
+export interface DpTokenVerifier {
+  verify(orgId: string, token: string): Promise<VerifiedDpToken | null>;
+  /** Drops cached answers for a revoked token (by its hash). */
+  forget(orgId: string, tokenHash: string): void;
+}
+
+export const DP_TOKEN_CACHE_TTL_MS = 10_000;
+const MAX_ENTRIES = 50_000;
+
+export function createDpTokenVerifier(db: Database, clock: Clock): DpTokenVerifier {
+  const cache = new Map<string, { token: VerifiedDpToken | null; at: number }>();
+  return {
+    async verify(orgId, token) {
+      if (!looksLikeDpToken(token)) return null;
+      const hash = sha256Hex(token);
+      const key = `${orgId}:${hash}`;
+      const now = clock.now().getTime();
+      let hit = cache.get(key);
+      if (!hit || now - hit.at >= DP_TOKEN_CACHE_TTL_MS) {
+        const rows = await db.tenantQuery<{ data_principal_id: string; dp_id: string; expires_at: Date }>(
+          orgId,
+          `select data_principal_id, dp_id, expires_at from dp_tokens
+            where org_id = $1::uuid and token_hash = $2::text and revoked_at is null`,
+          [orgId, hash],
+        );
+        const row = rows[0];
+        // Unknown tokens are not remembered: one minted a moment ago (by another process) must work at once.
+        if (!row) {
+          cache.delete(key);
+          return null;
+        }
+        if (cache.size >= MAX_ENTRIES) cache.clear();
+        hit = { token: { dataPrincipalId: row.data_principal_id, dpId: row.dp_id, expiresAt: row.expires_at }, at: now };
+        cache.set(key, hit);
+      }
+      return hit.token && hit.token.expiresAt.getTime() > now ? hit.token : null;
+    },
+    forget(orgId, tokenHash) {
+      cache.delete(`${orgId}:${tokenHash}`);
+    },
+  };
+}
