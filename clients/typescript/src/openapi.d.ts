@@ -227,7 +227,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description The key is refused at once by this process and within 10 seconds by every other. Revoking a revoked key changes nothing and answers the same. Owners and admins, or an `admin` key.
+         * @description The key is refused at once by every process (on PostgreSQL, other processes hear of it through LISTEN/NOTIFY; within 10 seconds at worst if a notification is lost). Revoking a revoked key changes nothing and answers the same. Owners and admins, or an `admin` key.
          */
         delete: operations["deleteApiKeysById"];
         options?: never;
