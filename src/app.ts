@@ -1,4 +1,5 @@
 // buildApp: the one composition root. Platform plugins first, then each feature's routes, wired by hand.
+import { createReminderScheduler } from './features/grievances/reminders.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Database } from './platform/db/types.js';
@@ -161,6 +162,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const outbox = createOutboxWorker({ db, clock, provider: deps.messageProvider ?? providerFromConfig(config, app.log), log: app.log });
   app.addHook('onClose', () => outbox.stop());
   app.decorate('outbox', outbox);
+  // Started by main.ts with the outbox; each organization is reminded once a day whichever process runs it.
+  const grievanceReminders = createReminderScheduler({ db, clock, log: app.log });
+  app.addHook('onClose', () => grievanceReminders.stop());
+  app.decorate('grievanceReminders', grievanceReminders);
   registerAudit(app, { db, clock });
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
@@ -181,6 +186,8 @@ declare module 'fastify' {
     };
     /** Delivers the outbox (outbound_messages) through the message provider. */
     outbox: OutboxWorker;
+    /** The daily grievance reminders (features/grievances/reminders.ts). */
+    grievanceReminders: ReturnType<typeof createReminderScheduler>;
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];
   }

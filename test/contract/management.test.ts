@@ -198,7 +198,7 @@ describe('GET /api/v1/grievances', () => {
   test('400 for a sort or order not in the lists', async () => {
     const a = await t.tenant(['grievances']);
     expectQueryInvalid(await call(a, 'GET', '/api/v1/grievances?sort=subject&order=up'), [
-      { field: 'sort', message: 'must be one of: created_at, updated_at' },
+      { field: 'sort', message: 'must be one of: created_at, updated_at, due_at' },
       { field: 'order', message: 'must be one of: desc, asc' },
     ]);
   });
@@ -231,6 +231,11 @@ describe('GET /api/v1/grievances/summary', () => {
       open: 3,
       by_status: { ...zeros(STATUSES), open: 1, in_progress: 1, on_hold: 1, resolved: 1, closed: 1 },
       open_by_category: { ...zeros(CATEGORIES), erasure: 2, complaint: 1 },
+      // The clock counts (grievance-clocks.test.ts tests them): nothing late, e1 and c2 open but not due this week.
+      overdue: 0,
+      due_this_week: 0,
+      median_time_to_resolve_seconds: 0,
+      grievance_period_days: 30,
     });
   });
 
@@ -238,7 +243,16 @@ describe('GET /api/v1/grievances/summary', () => {
     const a = await t.tenant(['grievances']);
     const b = await t.tenant(['grievances']);
     await ticket(b);
-    expect((await call(a, 'GET', '/api/v1/grievances/summary')).json()).toEqual({ total: 0, open: 0, by_status: zeros(STATUSES), open_by_category: zeros(CATEGORIES) });
+    expect((await call(a, 'GET', '/api/v1/grievances/summary')).json()).toEqual({
+      total: 0,
+      open: 0,
+      by_status: zeros(STATUSES),
+      open_by_category: zeros(CATEGORIES),
+      overdue: 0,
+      due_this_week: 0,
+      median_time_to_resolve_seconds: null,
+      grievance_period_days: 30,
+    });
   });
 });
 
@@ -286,7 +300,8 @@ describe('POST /api/v1/grievances/:ticket_id/status', () => {
     t.clock.advance(SECOND);
     const res = await call(a, 'POST', `/api/v1/grievances/${g.ticket_id}/status`, { token: admin.token, body: { status: 'on_hold', note: '  Waiting for ID proof  ' } });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ ...g, status: 'on_hold', updated_at: now() });
+    // on_hold pauses the ticket's clock, the note its reason (grievance-clocks.test.ts).
+    expect(res.json()).toEqual({ ...g, status: 'on_hold', updated_at: now(), paused: [{ from: now(), to: null, reason: 'Waiting for ID proof' }] });
     const history = (await call(a, 'GET', `/grievance/${g.ticket_id}/history`)).json();
     expect(history.at(-1)).toEqual({ status: 'on_hold', previous_status: 'open', changed_at: now(), actor: { type: 'user', id: admin.id }, note: 'Waiting for ID proof' });
   });

@@ -115,6 +115,7 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/api/v1/nominees/:nominee_id/verify', scope: 'nominees', bearer: OWNER_ADMIN, url: (f) => `/api/v1/nominees/${f.nomineeId}/verify`, isolation: nomineeGone },
   { method: 'POST', path: '/api/v1/nominees/:nominee_id/reject', scope: 'nominees', bearer: OWNER_ADMIN, url: (f) => `/api/v1/nominees/${f.nomineeId}/reject`, isolation: nomineeGone },
   { method: 'GET', path: '/api/v1/organization', scope: 'admin', bearer: ALL_ROLES, url: () => '/api/v1/organization' },
+  { method: 'PATCH', path: '/api/v1/organization', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/organization', body: { grievance_period_days: 45 } },
   { method: 'GET', path: '/api/v1/api-keys', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/api-keys' },
   { method: 'POST', path: '/api/v1/api-keys', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/api-keys', body: { name: 'ci', scopes: ['grievances'] } },
   { method: 'DELETE', path: '/api/v1/api-keys/:id', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/api-keys/${f.keyId}`, isolation: { notFound: 'API key not found' } },

@@ -16,6 +16,7 @@ const Organization = Type.Object(
     slug: Type.String(),
     name: Type.String(),
     created_at: Timestamp(),
+    grievance_period_days: Type.Integer({ minimum: 1, maximum: 90, description: 'Days the organization takes at most to answer a grievance (DPDP Rule 14(3): at most 90); new tickets are due this long after creation' }),
     role: Type.Unsafe<'owner' | 'admin' | 'member' | null>({
       type: ['string', 'null'],
       enum: ['owner', 'admin', 'member', null],
@@ -57,6 +58,27 @@ export function organizationRoutes(app: FastifyInstance, accounts: AccountsServi
     handler: async (req) => {
       const ctx = tenantOf(req);
       const org = await accounts.organization(ctx);
+      return { ...org, role: ctx.actor.type === 'user' ? ctx.actor.role : null };
+    },
+  });
+
+  r.patch('/api/v1/organization', {
+    config: { access: { apiKey: 'admin', bearer: ['owner', 'admin'] } },
+    schema: {
+      tags: ['Organization'],
+      security,
+      summary: "Change the organization's settings",
+      description:
+        '`grievance_period_days` (1-90; over 90 is refused): the period the organization publishes for answering grievances. Tickets created afterwards are due that long after creation; existing tickets keep their due date. Audited (`organization.updated`). Owners and admins, or an `admin` key.',
+      body: Type.Object(
+        { grievance_period_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, description: 'Days, 1-90' })) },
+        { additionalProperties: false, minProperties: 1, title: 'OrganizationUpdate' },
+      ),
+      response: { 200: Organization, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+    handler: async (req) => {
+      const ctx = tenantOf(req);
+      const org = await accounts.updateOrganization(ctx, req.body);
       return { ...org, role: ctx.actor.type === 'user' ? ctx.actor.role : null };
     },
   });

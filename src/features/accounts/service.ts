@@ -128,9 +128,32 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
     },
 
     /** The addressed organization, for its management API. */
-    async organization(ctx: TenantContext): Promise<OrganizationRecord> {
-      const rows = await db.system.query<OrganizationRecord>('select id, slug, name, created_at from organizations where id = $1', [ctx.orgId]);
+    async organization(ctx: TenantContext): Promise<OrganizationRecord & { grievance_period_days: number }> {
+      const rows = await db.system.query<OrganizationRecord & { grievance_period_days: number }>(
+        'select id, slug, name, created_at, grievance_period_days from organizations where id = $1',
+        [ctx.orgId],
+      );
       return rows[0]!;
+    },
+
+    /** Changes the organization's settings (the grievance period, 1-90 days: the schema checks it), audited. */
+    async updateOrganization(ctx: TenantContext, input: { grievance_period_days?: number }): Promise<OrganizationRecord & { grievance_period_days: number }> {
+      const at = clock.now();
+      const fields = Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined);
+      if (input.grievance_period_days !== undefined) {
+        const days = input.grievance_period_days;
+        await withTenant(db, ctx.orgId, async (tx) => {
+          const [before] = await tx.query<{ grievance_period_days: number }>('select grievance_period_days from organizations where id = $1', [ctx.orgId]);
+          await tx.query('update organizations set grievance_period_days = $2 where id = $1', [ctx.orgId, days]);
+          await recordAudit(tx, ctx, at, {
+            action: 'organization.updated',
+            targetType: 'organization',
+            targetId: ctx.orgId,
+            details: { fields, grievance_period_days: days, previous_grievance_period_days: before?.grievance_period_days ?? null },
+          });
+        });
+      }
+      return this.organization(ctx);
     },
 
     /** A new key of the addressed organization; the plaintext is in the answer and nowhere else. */

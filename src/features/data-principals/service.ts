@@ -13,6 +13,7 @@ import { uuidv7 } from '../../platform/ids.js';
 import { maskPhone, normalisePhone } from '../../platform/phone.js';
 import { newDpToken, sha256Hex } from '../../platform/crypto/opaque-tokens.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { grievancePeriodDays } from '../grievances/service.js';
 import { codeRepo, contactPersonRepo, contactRepo, profileRepo, tokenRepo, type ContactPersonRow } from './repo.js';
 import type { CodeRequestInput, CodeVerifyInput, ContactInput } from './schemas.js';
 
@@ -225,7 +226,8 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
         email: contact?.email ? maskEmail(contact.email) : null,
         organization: { slug: ctx.slug, name: ctx.orgName },
         contact: contactPersonOf(person),
-        grievance_period_days: DEFAULT_GRIEVANCE_PERIOD_DAYS,
+        // The organization's own period (PATCH /api/v1/organization), DEFAULT_GRIEVANCE_PERIOD_DAYS unless changed.
+        grievance_period_days: await grievancePeriodDays(db, ctx.orgId),
       };
     },
 

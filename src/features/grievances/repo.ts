@@ -16,6 +16,16 @@ export interface GrievanceRow {
   attachment_url: string | null;
   created_at: Date;
   updated_at: Date;
+  due_at: Date;
+  paused: PauseInterval[];
+  resolved_at: Date | null;
+}
+
+/** A stretch of time the ticket spent on hold: its clock stood still; `to` null while it still does. */
+export interface PauseInterval {
+  from: string;
+  to: string | null;
+  reason: string | null;
 }
 
 export interface StatusChangeRow {
@@ -26,7 +36,11 @@ export interface StatusChangeRow {
   note: string | null;
 }
 
-const COLUMNS = 'id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at';
+const COLUMNS = 'id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at, due_at, paused, resolved_at';
+
+const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+/** Statuses in which the organization has answered: the clock has stopped for good. */
+const FINISHED = `('resolved', 'rejected', 'closed')`;
 const G_COLUMNS = COLUMNS.split(', ').map((c) => `g.${c}`).join(', ');
 
 /** What an update replaced, so the caller can tell what really changed. */
@@ -42,7 +56,11 @@ export interface GrievanceFilter {
   from?: Date;
   /** Inclusive. */
   to?: Date;
-  sort: 'created_at' | 'updated_at';
+  /** Unfinished tickets past their due date (the clock running or stopped late), as of `now`. */
+  overdue?: boolean;
+  dueBefore?: Date;
+  now: Date;
+  sort: 'created_at' | 'updated_at' | 'due_at';
   order: 'asc' | 'desc';
   limit: number;
   offset: number;
@@ -60,6 +78,11 @@ export function grievanceRepo(tx: TenantTx) {
       if (f.clientUserId !== undefined) where.push(`client_user_id = $${params.push(f.clientUserId)}::text`);
       if (f.from) where.push(`created_at >= $${params.push(f.from)}::timestamptz`);
       if (f.to) where.push(`created_at <= $${params.push(f.to)}::timestamptz`);
+      if (f.dueBefore) where.push(`due_at < $${params.push(f.dueBefore)}::timestamptz`);
+      if (f.overdue !== undefined) {
+        const late = `(status not in ${FINISHED} and due_at < coalesce(paused_at, $${params.push(f.now)}::timestamptz))`;
+        where.push(f.overdue ? late : `not ${late}`);
+      }
       // sort and order are the schema's enums, never free text.
       return selectPage<GrievanceRow>(tx, { columns: COLUMNS, from: 'grievances', where: where.join(' and '), params, orderBy: `${f.sort} ${f.order}, id ${f.order}`, limit: f.limit, offset: f.offset });
     },
@@ -67,6 +90,19 @@ export function grievanceRepo(tx: TenantTx) {
     /** Tickets per (status, category): the overview's counts, one grouped scan. */
     summary(): Promise<{ status: GrievanceStatus; category: GrievanceCategory; n: number }[]> {
       return tx.query(`select status, category, count(*)::int as n from grievances where org_id = $1::uuid group by status, category`, [tx.orgId]);
+    },
+
+    /** The clock counts as of `now`: overdue, due within the week, and the median time to resolve (seconds). */
+    async clockSummary(now: Date): Promise<{ overdue: number; due_this_week: number; median_seconds_to_resolve: number | null; resolved: number }> {
+      const rows = await tx.query<{ overdue: number; due_this_week: number; median_seconds_to_resolve: number | null; resolved: number }>(
+        `select count(*) filter (where status not in ${FINISHED} and due_at < coalesce(paused_at, $2::timestamptz))::int as overdue,
+                count(*) filter (where status not in ${FINISHED} and paused_at is null and due_at >= $2::timestamptz and due_at < $2::timestamptz + interval '7 days')::int as due_this_week,
+                (percentile_cont(0.5) within group (order by extract(epoch from resolved_at - created_at)) filter (where resolved_at is not null))::float8 as median_seconds_to_resolve,
+                count(resolved_at)::int as resolved
+           from grievances where org_id = $1::uuid`,
+        [tx.orgId, now],
+      );
+      return rows[0]!;
     },
 
     async get(ticketId: string): Promise<GrievanceRow | null> {
@@ -96,10 +132,11 @@ export function grievanceRepo(tx: TenantTx) {
     }): Promise<GrievanceRow | null> {
       const rows = await tx.query<GrievanceRow>(
         `with g as (
-           insert into grievances (org_id, id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at)
+           insert into grievances (org_id, id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at, due_at)
            values ($1::uuid, $2::uuid, $3::text, $4::text,
                    (select id from data_principals where org_id = $1::uuid and dp_id = $4::text),
-                   $5::text, $6::text, $7::text, 'open', $8::text, $9::timestamptz, $9::timestamptz)
+                   $5::text, $6::text, $7::text, 'open', $8::text, $9::timestamptz, $9::timestamptz,
+                   $9::timestamptz + (select grievance_period_days from organizations where id = $1::uuid) * interval '1 day')
            on conflict (org_id, ticket_id) do nothing
            returning ${COLUMNS}
          ), h as (
@@ -131,12 +168,29 @@ export function grievanceRepo(tx: TenantTx) {
     }): Promise<(GrievanceRow & PreviousValues) | null> {
       const rows = await tx.query<GrievanceRow & PreviousValues>(
         `with old as (
-           select id, status, attachment_url, updated_at from grievances where org_id = $1::uuid and ticket_id = $2::text for update
+           select id, status, attachment_url, updated_at, paused_at,
+                  coalesce($3::text, status) as new_status,
+                  greatest($6::timestamptz, updated_at + interval '1 microsecond') as at
+             from grievances where org_id = $1::uuid and ticket_id = $2::text for update
          ), upd as (
+           -- The clock: entering on_hold starts a pause (the note is its reason); leaving it ends the pause
+           -- and pushes due_at by its length; entering a finished status stamps resolved_at.
            update grievances g
-              set status = coalesce($3::text, g.status),
+              set status = old.new_status,
                   attachment_url = case when $4::boolean then $5::text else g.attachment_url end,
-                  updated_at = greatest($6::timestamptz, old.updated_at + interval '1 microsecond')
+                  updated_at = old.at,
+                  due_at = case when old.status = 'on_hold' and old.new_status <> 'on_hold' and old.paused_at is not null
+                                then g.due_at + (old.at - old.paused_at) else g.due_at end,
+                  paused_at = case when old.new_status <> 'on_hold' then null
+                                   when old.status = 'on_hold' then g.paused_at else old.at end,
+                  paused = case
+                             when old.status <> 'on_hold' and old.new_status = 'on_hold'
+                               then g.paused || jsonb_build_array(jsonb_build_object('from', to_char(old.at at time zone 'UTC', ${ISO_MS}), 'to', null, 'reason', $10::text))
+                             when old.status = 'on_hold' and old.new_status <> 'on_hold' and jsonb_array_length(g.paused) > 0
+                               then jsonb_set(g.paused, array[(jsonb_array_length(g.paused) - 1)::text, 'to'], to_jsonb(to_char(old.at at time zone 'UTC', ${ISO_MS})))
+                             else g.paused end,
+                  resolved_at = case when old.new_status not in ${FINISHED} then null
+                                     when old.status in ${FINISHED} then g.resolved_at else old.at end
              from old
             where g.org_id = $1::uuid and g.id = old.id
            returning ${G_COLUMNS}, old.status as previous_status, old.attachment_url as previous_attachment_url

@@ -1,6 +1,6 @@
 // Grievance ticket schemas: one per route part; they drive validation, serialization and the OpenAPI document.
 import { Type, type Static } from 'typebox';
-import { HttpUrl, ListOf, Nullable, Paging, PathText, Text, Timestamp } from '../../platform/http/schema-kit.js';
+import { HttpUrl, ListOf, Nullable, NullableTimestamp, Paging, PathText, Text, Timestamp } from '../../platform/http/schema-kit.js';
 
 export const GRIEVANCE_CATEGORIES = [
   'data_access',
@@ -42,6 +42,22 @@ export const GrievanceTicket = Type.Object(
     attachment_url: Nullable(Type.String()),
     created_at: Timestamp(),
     updated_at: Timestamp(),
+    due_at: Timestamp(
+      "When the organization must have answered: created_at + the organization's grievance_period_days at creation, pushed by every pause (on_hold) when it ends",
+    ),
+    days_left: Type.Optional(
+      Nullable(Type.Integer(), { description: 'Days until due_at, a started day counted as one (due in 2.5 days: 3; an hour late: -1; negative exactly when overdue; while on hold, as of the pause); null once resolved, rejected or closed' }),
+    ),
+    overdue: Type.Optional(Type.Boolean({ description: 'Not yet resolved, rejected or closed, and past due_at (a pause stops the clock)' })),
+    paused: Type.Array(
+      Type.Object({
+        from: Timestamp(),
+        to: NullableTimestamp('null while the ticket is still on hold'),
+        reason: Nullable(Type.String(), { description: 'The note of the status change to on_hold' }),
+      }),
+      { description: 'The times the ticket was on hold, oldest first: its clock stood still' },
+    ),
+    resolved_at: NullableTimestamp('When the ticket last became resolved, rejected or closed; null while unfinished'),
   },
   { title: 'GrievanceTicket' },
 );
@@ -96,8 +112,15 @@ export const ListGrievancesQuery = Type.Object({
   from: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at >= from' })),
   to: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'created_at <= to; not before from' })),
   client_user_id: Type.Optional(PathText({ maxLength: 255, description: 'Only tickets filed for this user' })),
+  overdue: Type.Optional(Type.Boolean({ description: 'true: only unfinished tickets past their due date; false: only the others' })),
+  due_before: Type.Optional(Type.String({ format: 'date-time', 'x-message': TIMESTAMP_MESSAGE, description: 'due_at < due_before' })),
   sort: Type.Optional(
-    Type.Unsafe<'created_at' | 'updated_at'>({ type: 'string', enum: ['created_at', 'updated_at'], default: 'created_at', description: 'The time to order by' }),
+    Type.Unsafe<'created_at' | 'updated_at' | 'due_at'>({
+      type: 'string',
+      enum: ['created_at', 'updated_at', 'due_at'],
+      default: 'created_at',
+      description: 'The time to order by',
+    }),
   ),
   order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['desc', 'asc'], default: 'desc', description: '`desc` newest first, `asc` oldest first' })),
   ...Paging,
@@ -115,6 +138,12 @@ export const GrievanceSummary = Type.Object(
     open: Type.Integer({ description: 'Tickets in open, in_progress or on_hold' }),
     by_status: countsOf(GRIEVANCE_STATUSES, 'Tickets per status (every status, zero included)'),
     open_by_category: countsOf(GRIEVANCE_CATEGORIES, 'Open tickets (open, in_progress, on_hold) per category'),
+    overdue: Type.Integer({ description: 'Unfinished tickets past their due date' }),
+    due_this_week: Type.Integer({ description: 'Unfinished tickets, not on hold, due within the next 7 days (not yet late)' }),
+    median_time_to_resolve_seconds: Nullable(Type.Number(), {
+      description: 'Median of resolved_at - created_at over tickets resolved, rejected or closed (seconds, pauses included); null when there are none',
+    }),
+    grievance_period_days: Type.Integer({ description: "The organization's response period" }),
   },
   { title: 'GrievanceSummary' },
 );

@@ -7,6 +7,7 @@ import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { randomCode, UPPER_ALNUM, uuidv7 } from '../../platform/ids.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { DEFAULT_GRIEVANCE_PERIOD_DAYS } from '../data-principals/service.js';
 import { grievanceRepo, type GrievanceRow, type PreviousValues, type StatusChangeRow } from './repo.js';
 import {
   GRIEVANCE_CATEGORIES,
@@ -37,11 +38,39 @@ function ticketOf({ previous_status: _s, previous_attachment_url: _u, ...row }: 
   return row;
 }
 
+const DAY_MS = 86_400_000;
+const FINISHED_STATUSES: readonly GrievanceStatus[] = ['resolved', 'rejected', 'closed'];
+
+export interface TicketClock {
+  days_left: number | null;
+  overdue: boolean;
+}
+
+/**
+ * The ticket's clock as of `now` (contract §10): whole days to due_at, a started day counted as one;
+ * while on hold the clock stands at the pause's start; finished tickets have none.
+ */
+export function clockOf(row: Pick<GrievanceRow, 'status' | 'due_at' | 'paused'>, now: Date): TicketClock {
+  if (FINISHED_STATUSES.includes(row.status)) return { days_left: null, overdue: false };
+  const running = row.status === 'on_hold' ? row.paused.at(-1) : undefined;
+  const asOf = running && running.to === null ? new Date(running.from).getTime() : now.getTime();
+  const left = new Date(row.due_at).getTime() - asOf;
+  // Days still to go count a started day as one (due in 2.5 days: 3); late, a started day counts too
+  // (an hour late: -1), so days_left is negative exactly when the ticket is overdue.
+  return { days_left: left >= 0 ? Math.ceil(left / DAY_MS) : Math.floor(left / DAY_MS), overdue: left < 0 };
+}
+
+export function withClock<T extends Pick<GrievanceRow, 'status' | 'due_at' | 'paused'>>(row: T, now: Date): T & TicketClock {
+  return { ...row, ...clockOf(row, now) };
+}
+
 export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
   return {
     listForUser(ctx: TenantContext, clientUserId: string): Promise<GrievanceRow[]> {
       // One statement: sent with its transaction in a single round trip (the hot read of this API).
-      return grievanceRepo(tenantReads(db, ctx.orgId)).listByClientUser(clientUserId);
+      return grievanceRepo(tenantReads(db, ctx.orgId))
+        .listByClientUser(clientUserId)
+        .then((rows) => rows.map((r) => withClock(r, clock.now())));
     },
 
     async create(ctx: TenantContext, input: CreateGrievanceInput): Promise<GrievanceRow> {
@@ -66,7 +95,7 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
             const event = { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } };
             const row = await alongsideAudit(tx, ctx, at, event, inserting);
             if (!row) throw new TicketIdTaken();
-            return row;
+            return withClock(row, at);
           });
         } catch (e) {
           if (!(e instanceof TicketIdTaken)) throw e;
@@ -101,7 +130,7 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
           targetId: ticketId,
           details: { fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
         });
-        return ticketOf(row);
+        return withClock(ticketOf(row), at);
       });
     },
 
@@ -128,7 +157,7 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
           targetId: ticketId,
           details: { status: row.status, previous_status: row.previous_status, with_note: input.note !== undefined },
         });
-        return ticketOf(row);
+        return withClock(ticketOf(row), at);
       });
     },
 
@@ -149,13 +178,14 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
         const repo = grievanceRepo(tx);
         const [ticket, history] = await Promise.all([repo.get(ticketId), repo.history(ticketId)]);
         if (!ticket) throw notFound();
-        return { ...ticket, history };
+        return { ...withClock(ticket, clock.now()), history };
       });
     },
 
     /** Counts for the overview: every ticket per status, and the open ones per category. */
     async summary(ctx: TenantContext) {
-      const rows = await grievanceRepo(tenantReads(db, ctx.orgId)).summary();
+      const reads = grievanceRepo(tenantReads(db, ctx.orgId));
+      const [rows, clocks, period] = await Promise.all([reads.summary(), reads.clockSummary(clock.now()), grievancePeriodDays(db, ctx.orgId)]);
       const byStatus = Object.fromEntries(GRIEVANCE_STATUSES.map((s) => [s, 0])) as Record<GrievanceStatus, number>;
       const openByCategory = Object.fromEntries(GRIEVANCE_CATEGORIES.map((c) => [c, 0])) as Record<GrievanceCategory, number>;
       for (const { status, category, n } of rows) {
@@ -164,7 +194,16 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
       }
       const total = rows.reduce((sum, r) => sum + r.n, 0);
       const open = OPEN_STATUSES.reduce((sum, s) => sum + byStatus[s], 0);
-      return { total, open, by_status: byStatus, open_by_category: openByCategory };
+      return {
+        total,
+        open,
+        by_status: byStatus,
+        open_by_category: openByCategory,
+        overdue: clocks.overdue,
+        due_this_week: clocks.due_this_week,
+        median_time_to_resolve_seconds: clocks.median_seconds_to_resolve === null ? null : Math.round(clocks.median_seconds_to_resolve),
+        grievance_period_days: period,
+      };
     },
 
     /** The organization's tickets, newest first unless asked otherwise, filtered; `to` before `from` is refused. */
@@ -173,16 +212,22 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
       const offset = q.offset ?? 0;
       const from = q.from === undefined ? undefined : new Date(q.from);
       const to = q.to === undefined ? undefined : new Date(q.to);
+      const dueBefore = q.due_before === undefined ? undefined : new Date(q.due_before);
       const problems: ErrorDetail[] = [];
       // The schema's date-time admits forms a Date cannot hold (a leap second, an hour-only offset).
+      if (dueBefore && Number.isNaN(dueBefore.getTime())) problems.push({ field: 'due_before', message: TIMESTAMP_MESSAGE });
       if (from && Number.isNaN(from.getTime())) problems.push({ field: 'from', message: TIMESTAMP_MESSAGE });
       if (to && Number.isNaN(to.getTime())) problems.push({ field: 'to', message: TIMESTAMP_MESSAGE });
       if (from && to && to.getTime() < from.getTime()) problems.push({ field: 'to', message: 'must not be before from' });
       if (problems.length > 0) {
         return Promise.reject(new AppError('validation_failed', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
       }
+      const now = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
         const page = await grievanceRepo(tx).list({
+          overdue: q.overdue,
+          dueBefore,
+          now,
           status: q.status,
           category: q.category,
           clientUserId: q.client_user_id,
@@ -193,10 +238,16 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
           limit,
           offset,
         });
-        return { ...page, limit, offset };
+        return { ...page, data: page.data.map((r) => withClock(r, now)), limit, offset };
       });
     },
   };
+}
+
+/** The organization's response period (contract §10): 1-90 days, 30 unless changed. */
+export async function grievancePeriodDays(db: Database, orgId: string): Promise<number> {
+  const rows = await db.tenantQuery<{ grievance_period_days: number }>(orgId, 'select grievance_period_days from organizations where id = $1::uuid', [orgId]);
+  return rows[0]?.grievance_period_days ?? DEFAULT_GRIEVANCE_PERIOD_DAYS;
 }
 
 export type GrievanceService = ReturnType<typeof createGrievanceService>;
