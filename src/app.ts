@@ -36,6 +36,7 @@ import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
+import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
@@ -142,6 +143,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     consents,
     organizations,
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+    secureCookie: config.publicUrl.protocol === 'https:',
+  });
+  await registerRightsCenter(app, {
+    consents,
+    dataPrincipals,
+    dpTokens,
+    organizations,
+    clock,
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',
