@@ -96,6 +96,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app);
+  // Answers carry personal data: never stored by a cache, never sniffed into another type. A route that
+  // chooses its own caching (the dashboard's fingerprinted files) keeps it.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
   installValidation(app);
   installRequestId(app);
   deps.metrics?.instrumentApp(app);
