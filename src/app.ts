@@ -38,6 +38,7 @@ import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
+import { registerSdkSurface } from './features/sdk-surface/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 
 export interface AppDeps {
@@ -55,6 +56,7 @@ export interface AppDeps {
 }
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, db } = deps;
@@ -78,6 +80,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Only JSON bodies: Fastify's default text/plain parser would let a non-JSON body through to validation.
   app.removeContentTypeParser('text/plain');
+  // A GET or DELETE announcing JSON but sending nothing (Content-Length: 0) is a request without a body.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && BODYLESS_METHODS.has(request.method)) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
 
   installErrorHandling(app);
   installValidation(app);
@@ -123,9 +132,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   organizationRoutes(app, accounts);
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  registerGrievances(app, { db, clock });
-  registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
-  registerCollectionPoints(app, { db, clock });
+  const grievances = registerGrievances(app, { db, clock });
+  const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
+  const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const consents = registerConsents(app, { db, clock });
   const dataPrincipals = registerDataPrincipals(app, {
@@ -137,6 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
   });
+  registerSdkSurface(app, { db, clock, collectionPoints, consents, dataPrincipals, grievances, nominees });
   await registerConsentPage(app, {
     db,
     clock,

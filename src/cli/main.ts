@@ -15,7 +15,7 @@ const USAGE = `Usage: assent <command> [options]
 
 Commands:
   org create <slug> [--name NAME] [--json]        Create an organization (served at <slug>.BASE_DOMAIN)
-  key create <slug> [--scopes admin,grievances,nominees,consent] [--name NAME] [--json]
+  key create <slug> [--scopes admin,grievances,nominees,consent,sdk] [--name NAME] [--json]
                                                   Create an API key; the plaintext is printed once
   key list <slug> [--json]                        List an organization's keys (never the plaintext)
   key revoke <slug> <key-id> [--json]             Revoke a key at once
@@ -112,7 +112,7 @@ async function run(argv: string[], config: () => Config): Promise<number> {
       return 0;
     }
     case 'key create': {
-      const [slug] = need(rest, 1, 'key create <slug> [--scopes admin,grievances,nominees,consent] [--name NAME] [--json]');
+      const [slug] = need(rest, 1, 'key create <slug> [--scopes admin,grievances,nominees,consent,sdk] [--name NAME] [--json]');
       const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
       const key = await withAccounts(config(), (a) => a.createApiKey(slug!, { scopes, name: values.name }));
       out.print(
