@@ -36,10 +36,15 @@ import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
+import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
 import { registerSdkSurface } from './features/sdk-surface/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
+import { registerWebhooks } from './features/webhooks/index.js';
+import { createWebhookWorker, type WebhookWorker } from './platform/webhooks/worker.js';
+import { secretBox } from './platform/webhooks/secrets.js';
+import type { AddressPolicy } from './platform/webhooks/address-guard.js';
 
 export interface AppDeps {
   config: Config;
@@ -56,6 +61,7 @@ export interface AppDeps {
 }
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
+export const MAX_PARAM_LENGTH = 255 * 12;
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -74,6 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdFrom,
     requestIdHeader: false,
     return503OnClosing: true,
+    // Ids are up to 255 characters (contract §4): room for all of them percent-encoded (up to 12 bytes each).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
   });
@@ -156,11 +164,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',
   });
+  await registerRightsCenter(app, {
+    consents,
+    dataPrincipals,
+    dpTokens,
+    organizations,
+    clock,
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+    secureCookie: config.publicUrl.protocol === 'https:',
+  });
   // Started by main.ts after listen (tests call runOnce); stopped before the store closes.
   const outbox = createOutboxWorker({ db, clock, provider: deps.messageProvider ?? providerFromConfig(config, app.log), log: app.log });
   app.addHook('onClose', () => outbox.stop());
   app.decorate('outbox', outbox);
   registerAudit(app, { db, clock });
+  // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
+  const webhookSecrets = secretBox(config.secretKey);
+  const webhookPolicy: AddressPolicy = {
+    allowPrivate: config.webhookAllowPrivate,
+    ownHosts: [...new Set([config.baseDomain, config.publicUrl.hostname.toLowerCase()])],
+  };
+  registerWebhooks(app, { db, clock, secrets: webhookSecrets, policy: webhookPolicy });
+  const webhooks = createWebhookWorker({ db, clock, secrets: webhookSecrets, policy: webhookPolicy, log: app.log });
+  app.addHook('onClose', () => webhooks.stop());
+  app.decorate('webhooks', webhooks);
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
   app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals });
@@ -180,6 +208,8 @@ declare module 'fastify' {
     };
     /** Delivers the outbox (outbound_messages) through the message provider. */
     outbox: OutboxWorker;
+    /** Sends pending webhook deliveries. */
+    webhooks: WebhookWorker;
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];
   }
