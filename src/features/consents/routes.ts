@@ -13,7 +13,7 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post('/consent/:collection_point_id/consent', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Record a consent',
@@ -30,7 +30,7 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
   });
 
   r.post('/consent/:collection_point_id/withdraw', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Withdraw a consent',
