@@ -10,6 +10,7 @@ import { AppError } from '../platform/http/errors.js';
 import { systemClock } from '../platform/clock.js';
 import { checkRole, createAccountsService, createUserService, type AccountsService, type UserService } from '../features/accounts/index.js';
 import { serve } from '../main.js';
+import { verifyAuditChain, type ChainReport } from '../features/audit/index.js';
 
 const USAGE = `Usage: assent <command> [options]
 
@@ -24,6 +25,8 @@ Commands:
   user set-password <email> --password-stdin      Change a password; ends the user's sessions at once
   member add <slug> <email> --role owner|admin|member [--json]
                                                   Add a user to an organization, or change their role
+  audit verify <slug> [--json]                    Walk the organization's audit hash chain; exit 1 naming
+                                                  the first entry that does not match
   migrate [--json]                                Apply pending database migrations
   serve                                           Start the HTTP server (as npm start)
 
@@ -190,6 +193,25 @@ async function run(argv: string[], config: () => Config): Promise<number> {
         role: result.membership.role,
       });
       return 0;
+    }
+    case 'audit verify': {
+      const [slug] = need(rest, 1, 'audit verify <slug> [--json]');
+      const store = await openStore(config(), 'cli');
+      let report: ChainReport;
+      try {
+        const org = await createAccountsService({ db: store.db, clock: systemClock }).organizationBySlug(slug!);
+        report = await verifyAuditChain(store.db, org.id);
+      } finally {
+        await store.close();
+      }
+      const b = report.broken;
+      out.print(
+        b
+          ? `Audit chain of ${slug} is BROKEN at entry ${b.seq}${b.id ? ` (${b.id})` : ''}: ${b.reason}. ${report.entries} entries before it verified.`
+          : `Audit chain of ${slug} verified: ${report.entries} entries${report.head ? `, head ${report.head.hash}` : ''}`,
+        report,
+      );
+      return b ? 1 : 0;
     }
     case 'migrate': {
       need([sub, ...rest].filter((x): x is string => x !== undefined), 0, 'migrate [--json]');

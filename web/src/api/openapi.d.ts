@@ -1613,6 +1613,12 @@ export interface components {
             details: {
                 [key: string]: unknown;
             };
+            /** @description The entry's place in the organization's hash chain (1, 2, ...) */
+            seq: number;
+            /** @description SHA-256 (hex, 64 characters) of the previous entry; 64 zeros for the first */
+            prev_hash: string;
+            /** @description SHA-256 (hex, 64 characters) of prev_hash followed by the canonical content of this entry */
+            hash: string;
         };
         /** AuditLog */
         AuditLog: {
@@ -9192,7 +9198,10 @@ export interface operations {
                      *           "details": {
                      *             "property1": null,
                      *             "property2": null
-                     *           }
+                     *           },
+                     *           "seq": 1,
+                     *           "prev_hash": "string",
+                     *           "hash": "string"
                      *         }
                      *       ],
                      *       "count": 0,
