@@ -71,7 +71,8 @@ describe.runIf(storeKind() === 'pglite')('the OpenAPI document', () => {
     expect(doc.paths['/grievance'].post.security).toEqual([{ ApiKey: [] }]);
     expect(doc.paths['/api/v1/grievances'].get.security).toEqual([{ ApiKey: [] }, { Bearer: [] }]);
     expect(doc.paths['/api/v1/members'].get.security).toEqual([{ Bearer: [] }]);
-    expect(doc.paths['/api/v1/me'].get.security).toEqual([{ DataPrincipal: [] }]);
+    expect(doc.paths['/api/v1/me/consents'].get.security).toEqual([{ DataPrincipal: [] }]);
+    expect(doc.paths['/dpo'].get.security).toEqual([{ ApiKey: [] }, { Bearer: [] }, { DataPrincipal: [] }]);
   });
 
   test('an example on every request body and every JSON answer; errors show a real code', () => {
@@ -105,7 +106,7 @@ describe.runIf(storeKind() === 'pglite')('the OpenAPI document', () => {
 
   test('Idempotency-Key on every creating POST but those docs/api.md names; X-Org-Id required on the history', () => {
     // Their answer holds a secret (which would then be stored), or the change is not the tenant's alone.
-    const notIdempotent = ['post /api/v1/api-keys', 'post /api/v1/data-principals/{dp_id}/tokens', 'post /api/v1/members'];
+    const notIdempotent = ['post /api/v1/api-keys', 'post /api/v1/data-principals/{dp_id}/tokens', 'post /api/v1/webhooks', 'post /api/v1/members'];
     for (const { method, path, op } of operations) {
       const creating = method === 'post' && op.responses['201'] && !notIdempotent.includes(`${method} ${path}`);
       const hasKey = op.parameters.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey');
