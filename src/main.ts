@@ -30,11 +30,8 @@ export async function serve(config: Config): Promise<void> {
     }
     // Stopped by app.close() (an onClose hook), before the store is closed.
     app.outbox.start();
-<<<<<<< HEAD
-    app.idempotencyPurge.start();
-=======
     app.webhooks.start();
->>>>>>> main
+    app.idempotencyPurge.start();
   } catch (e) {
     await app?.close().catch(() => {});
     await metrics?.close();
