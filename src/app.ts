@@ -36,6 +36,7 @@ import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
+import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
@@ -55,6 +56,8 @@ export interface AppDeps {
 }
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
+export const MAX_PARAM_LENGTH = 255 * 12;
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, db } = deps;
@@ -72,12 +75,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdFrom,
     requestIdHeader: false,
     return503OnClosing: true,
+    // Ids are up to 255 characters (contract §4): room for all of them percent-encoded (up to 12 bytes each).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
   });
 
   // Only JSON bodies: Fastify's default text/plain parser would let a non-JSON body through to validation.
   app.removeContentTypeParser('text/plain');
+  // A GET or DELETE announcing JSON but sending nothing (Content-Length: 0) is a request without a body.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && BODYLESS_METHODS.has(request.method)) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
 
   installErrorHandling(app);
   installValidation(app);
@@ -142,6 +154,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     consents,
     organizations,
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+    secureCookie: config.publicUrl.protocol === 'https:',
+  });
+  await registerRightsCenter(app, {
+    consents,
+    dataPrincipals,
+    dpTokens,
+    organizations,
+    clock,
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',

@@ -4,7 +4,9 @@
 // (the control socket, src/cli/control-socket.ts), so both give the same answers.
 import type { Config } from '../config.js';
 import { checkRole, type AccountsService, type UserService } from '../features/accounts/index.js';
+import { verifyAuditChain } from '../features/audit/index.js';
 import type { MigrationResult } from '../platform/db/migrate.js';
+import type { Database } from '../platform/db/types.js';
 
 export class UsageError extends Error {}
 
@@ -30,9 +32,12 @@ export interface CommandOutput {
   human: string;
   /** Printed with --json. */
   data: unknown;
+  /** 0 unless the command found a problem it reports (audit verify: a broken chain is 1). */
+  exitCode?: number;
 }
 
 export interface CommandContext {
+  db: Database;
   accounts: AccountsService;
   users: UserService;
   config: Config;
@@ -218,6 +223,28 @@ export const COMMANDS: Command[] = [
       return {
         human: `${user.email} is now ${membership.role} of ${org.slug}`,
         data: { org: org.slug, user_id: user.id, email: user.email, role: membership.role },
+      };
+    },
+  },
+  {
+    name: 'audit verify',
+    args: ['slug'],
+    summary: "Walk the organization's audit hash chain; exit 1 naming the first entry that does not match",
+    description:
+      "Recomputes every entry of the organization's audit log from its content and the previous entry's\n" +
+      'hash. Exit 0 with the count and the head hash when the chain is whole; exit 1 naming the first\n' +
+      'entry that was changed, removed or inserted.',
+    options: { json: { ...JSON_OPTION, help: 'print {ok, entries, head, broken}' } },
+    async execute({ args: [slug] }, { db, accounts }) {
+      const org = await accounts.organizationBySlug(slug!);
+      const report = await verifyAuditChain(db, org.id);
+      const b = report.broken;
+      return {
+        human: b
+          ? `Audit chain of ${slug} is BROKEN at entry ${b.seq}${b.id ? ` (${b.id})` : ''}: ${b.reason}. ${report.entries} entries before it verified.`
+          : `Audit chain of ${slug} verified: ${report.entries} entries${report.head ? `, head ${report.head.hash}` : ''}`,
+        data: report,
+        exitCode: b ? 1 : 0,
       };
     },
   },

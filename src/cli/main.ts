@@ -53,6 +53,7 @@ async function executeHere(command: Command, input: CommandInput, config: Config
   const store = await openStore(config, 'cli');
   try {
     const ctx = {
+      db: store.db,
       accounts: createAccountsService({ db: store.db, clock: systemClock }),
       users: createUserService({ db: store.db, clock: systemClock }),
       config,
@@ -122,7 +123,7 @@ async function run(argv: string[], config: () => Config): Promise<number> {
   if (options['password-stdin']) input.password = await readPassword();
   const result = await executeHere(command, input, config());
   process.stdout.write(options.json ? JSON.stringify(result.data, null, 2) + '\n' : result.human + '\n');
-  return 0;
+  return result.exitCode ?? 0;
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -334,6 +334,10 @@ describe.each(CASES.map((c) => ({ ...c, name: c.name ?? c.action })))('$name', (
       target: c.target(w, answered),
       request_id: requestId,
       details: c.details(w, answered, prepared),
+      // Its place in the organization's hash chain (test/contract/audit-chain.test.ts checks the hashes).
+      seq: before.count + 1,
+      prev_hash: before.data[0].hash,
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(after.data.slice(1)).toEqual(before.data);
     expectNoPersonalData(entry);

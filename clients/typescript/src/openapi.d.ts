@@ -797,6 +797,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/consents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My consents
+         * @description For every collection point where I have a consent on record, its current state: the latest record's action and choices, per purpose of the collection point as it is now (`granted` false for a purpose added since), newest first. An empty array when there is none. `Authorization: Bearer dpt_…`.
+         */
+        get: operations["getMeConsents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/consents/{collection_point_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My consent history at a collection point
+         * @description Every record of mine at this collection point (UUID or display_id), newest first, with its channel. 404 when I have none there (or there is no such collection point). `Authorization: Bearer dpt_…`.
+         */
+        get: operations["getMeConsentsHistoryByCollectionPointId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/consents/{collection_point_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give or change my consent
+         * @description Appends a consent record for me (`dp_id` is the token's), channel `rights_center`, under the collection point's current notice version: every purpose of the collection point exactly once (missing, repeated or unknown ids: 400).
+         *
+         *     A refused required purpose makes the action `declined`. Unknown collection point 404; an inactive one 400. `Authorization: Bearer dpt_…`.
+         */
+        post: operations["postMeConsentsByCollectionPointId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/consents/{collection_point_id}/withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw my consent
+         * @description One call, no body: appends a record with action `revoked` and every purpose refused, channel `rights_center`. 404 when I have no consent on record there; 409 when it is already withdrawn. `Authorization: Bearer dpt_…`.
+         */
+        post: operations["postMeConsentsWithdrawByCollectionPointId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/data-principals/{dp_id}": {
         parameters: {
             query?: never;
@@ -1521,6 +1603,67 @@ export interface components {
                 granted: boolean;
             }[];
         };
+        /** MyConsent */
+        MyConsent: {
+            collection_point: {
+                /** Format: uuid */
+                id: string;
+                display_id: string;
+                name: string;
+                /** @description The notice as it is now */
+                notice: string;
+                /** @description The collection point's notice version now */
+                notice_version: number;
+            };
+            /**
+             * @description approved: every purpose granted; partial_consent: some; declined: none, or a required one refused; revoked: withdrawn
+             * @enum {string}
+             */
+            consent_action: "approved" | "partial_consent" | "declined" | "revoked";
+            /** @description Every purpose of the collection point, in its order */
+            purposes: {
+                id: string;
+                name: string;
+                required: boolean;
+                /** @description false for a purpose added after the latest record */
+                granted: boolean;
+            }[];
+            /**
+             * Format: date-time
+             * @description When the latest record was made
+             */
+            given_at: string;
+            /**
+             * Format: uuid
+             * @description The latest record
+             */
+            consent_id: string;
+        };
+        /** MyConsentRecord */
+        MyConsentRecord: {
+            /** Format: uuid */
+            consent_id: string;
+            /** Format: uuid */
+            collection_point_id: string;
+            /**
+             * @description approved: every purpose granted; partial_consent: some; declined: none, or a required one refused; revoked: withdrawn
+             * @enum {string}
+             */
+            consent_action: "approved" | "partial_consent" | "declined" | "revoked";
+            purposes: {
+                id: string;
+                granted: boolean;
+            }[];
+            /** @description The notice version the data principal saw */
+            notice_version: number;
+            /**
+             * @description api: the organization's backend; link: a consent link's page; rights_center: the data principal themselves
+             * @enum {string}
+             */
+            channel: "api" | "link" | "rights_center";
+            /** Format: date-time */
+            created_at: string;
+        };
         /** DataPrincipalContact */
         DataPrincipalContact: {
             dp_id: string;
@@ -1613,6 +1756,12 @@ export interface components {
             details: {
                 [key: string]: unknown;
             };
+            /** @description The entry's place in the organization's hash chain (1, 2, ...) */
+            seq: number;
+            /** @description SHA-256 (hex, 64 characters) of the previous entry; 64 zeros for the first */
+            prev_hash: string;
+            /** @description SHA-256 (hex, 64 characters) of prev_hash followed by the canonical content of this entry */
+            hash: string;
         };
         /** AuditLog */
         AuditLog: {
@@ -8003,6 +8152,526 @@ export interface operations {
             };
         };
     };
+    getMeConsents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "collection_point": {
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *           "display_id": "string",
+                     *           "name": "string",
+                     *           "notice": "string",
+                     *           "notice_version": 0
+                     *         },
+                     *         "consent_action": "approved",
+                     *         "purposes": [
+                     *           {
+                     *             "id": "string",
+                     *             "name": "string",
+                     *             "required": true,
+                     *             "granted": true
+                     *           }
+                     *         ],
+                     *         "given_at": "2019-08-24T14:15:22Z",
+                     *         "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["MyConsent"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMeConsentsHistoryByCollectionPointId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description UUID or display_id */
+                collection_point_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba",
+                     *         "collection_point_id": "f6cab240-cbc7-4d4f-b37b-2e5eb82abcb8",
+                     *         "consent_action": "approved",
+                     *         "purposes": [
+                     *           {
+                     *             "id": "string",
+                     *             "granted": true
+                     *           }
+                     *         ],
+                     *         "notice_version": 0,
+                     *         "channel": "api",
+                     *         "created_at": "2019-08-24T14:15:22Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["MyConsentRecord"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMeConsentsByCollectionPointId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description UUID or display_id */
+                collection_point_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description dp_id is always the token's, never taken from the body */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "purposes": [
+                 *         {
+                 *           "id": "string",
+                 *           "granted": true
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Every purpose of the collection point, exactly once */
+                    purposes: {
+                        id: string;
+                        granted: boolean;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba",
+                     *       "collection_point_id": "f6cab240-cbc7-4d4f-b37b-2e5eb82abcb8",
+                     *       "dp_id": "string",
+                     *       "consent_action": "approved",
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "granted": true
+                     *         }
+                     *       ],
+                     *       "notice_version": 0,
+                     *       "request_id": "266ea41d-adf5-480b-af50-15b940c2b846",
+                     *       "event_id": "a7a26ff2-e851-45b6-9634-d595f45458b7",
+                     *       "created_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentRecord"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMeConsentsWithdrawByCollectionPointId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description UUID or display_id */
+                collection_point_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba",
+                     *       "collection_point_id": "f6cab240-cbc7-4d4f-b37b-2e5eb82abcb8",
+                     *       "dp_id": "string",
+                     *       "consent_action": "approved",
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "granted": true
+                     *         }
+                     *       ],
+                     *       "notice_version": 0,
+                     *       "request_id": "266ea41d-adf5-480b-af50-15b940c2b846",
+                     *       "event_id": "a7a26ff2-e851-45b6-9634-d595f45458b7",
+                     *       "created_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentRecord"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getDataPrincipalsByDpId: {
         parameters: {
             query?: never;
@@ -9192,7 +9861,10 @@ export interface operations {
                      *           "details": {
                      *             "property1": null,
                      *             "property2": null
-                     *           }
+                     *           },
+                     *           "seq": 1,
+                     *           "prev_hash": "string",
+                     *           "hash": "string"
                      *         }
                      *       ],
                      *       "count": 0,

@@ -12,6 +12,9 @@ export interface AuditEntryRow {
   target_id: string | null;
   request_id: string | null;
   details: Record<string, unknown>;
+  seq: string | number;
+  prev_hash: string;
+  hash: string;
 }
 
 export interface AuditFilter {
@@ -45,7 +48,7 @@ function identifier(name: string): string {
 
 export function auditRepo(tx: TenantTx) {
   return {
-    async insert(e: Omit<AuditEntryRow, 'details'> & { details: Record<string, unknown> }, onlyWith?: AuditedRow): Promise<void> {
+    async insert(e: Omit<AuditEntryRow, 'seq' | 'prev_hash' | 'hash'>, onlyWith?: AuditedRow): Promise<void> {
       const columns = 'org_id, id, at, actor_type, actor_id, action, target_type, target_id, request_id, details';
       const entry = '$1::uuid, $2::uuid, $3::timestamptz, $4::text, $5::uuid, $6::text, $7::text, $8::text, $9::text';
       const params = [tx.orgId, e.id, e.at, e.actor_type, e.actor_id, e.action, e.target_type, e.target_id, e.request_id, JSON.stringify(e.details)];
@@ -69,7 +72,7 @@ export function auditRepo(tx: TenantTx) {
       if (f.from) where.push(`at >= $${params.push(f.from)}::timestamptz`);
       if (f.to) where.push(`at <= $${params.push(f.to)}::timestamptz`);
       return selectPage<AuditEntryRow>(tx, {
-        columns: 'id, at, actor_type, actor_id, action, target_type, target_id, request_id, details',
+        columns: 'id, at, actor_type, actor_id, action, target_type, target_id, request_id, details, seq, prev_hash, hash',
         from: 'audit_log',
         where: where.join(' and '),
         params,

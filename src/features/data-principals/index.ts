@@ -9,6 +9,7 @@ export {
   contactPersonOf,
   maskEmail,
   rightsCenterUrl,
+  CODE_TTL_SECONDS,
   type DataPrincipalService,
   type ContactPersonInput,
 } from './service.js';

@@ -130,6 +130,8 @@ export interface RouteAccessEntry {
   method: string;
   url: string;
   access: RouteAccess;
+  /** The route's declared schema (params, querystring, headers, body): the hostile-input suites walk it. */
+  schema?: Record<string, unknown>;
 }
 
 /** Installs the access hook; returns the access table of every route registered after it (tests, docs). */
@@ -143,7 +145,7 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     if (access === undefined) {
       throw new Error(`route ${route.method} ${route.url} declares no access rule (config.access)`);
     }
-    for (const method of [route.method].flat()) if (method !== 'HEAD') table.push({ method, url: route.url, access });
+    for (const method of [route.method].flat()) if (method !== 'HEAD') table.push({ method, url: route.url, access, schema: route.schema as Record<string, unknown> | undefined });
   });
 
   app.addHook('onRequest', async (request) => {

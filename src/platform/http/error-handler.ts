@@ -39,10 +39,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      request.log.info({ err: error }, 'client error');
+      request.log.info({ err: loggableError(error) }, 'client error');
       return reply.code(status).send(errorBody('bad_request', error.message || 'Bad request'));
     }
-    request.log.error({ err: error }, 'unhandled error');
+    request.log.error({ err: loggableError(error) }, 'unhandled error');
     return reply.code(500).send(errorBody('internal', 'Internal server error'));
   });
 
@@ -64,4 +64,18 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   }
   const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400;
   reply.code(status).send(errorBody('bad_request', 'Bad request'));
+}
+
+/**
+ * What the log keeps of an error: its kind, code and where it was thrown. Never the database driver's
+ * extra fields (a failing statement's parameters: emails, phone numbers), and quoted values in the
+ * message (PostgreSQL quotes the refused input) are blanked.
+ */
+export function loggableError(error: unknown): { type: string; message: string; code?: string; stack?: string } {
+  if (!(error instanceof Error)) return { type: typeof error, message: 'non-error thrown' };
+  const blank = (s: string) => s.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/'(?:[^'\\]|\\.)*'/g, "'…'");
+  const message = blank(error.message);
+  const code = (error as { code?: unknown }).code;
+  const frames = (error.stack ?? '').split('\n').slice(1).join('\n');
+  return { type: error.name, message, ...(typeof code === 'string' ? { code } : {}), ...(frames ? { stack: frames } : {}) };
 }

@@ -142,6 +142,7 @@ function securityFor(access: RouteAccess | undefined): Json[] {
   const out: Json[] = [];
   if (access.apiKey) out.push({ ApiKey: [] });
   if (access.bearer) out.push({ Bearer: [] });
+  if (access.dataPrincipal) out.push({ DataPrincipal: [] });
   return out;
 }
 
