@@ -115,7 +115,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config.redisUrl
       ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })
       : createMemoryCounter({ windowMs: LOGIN_WINDOW_MS, clock });
-  const failuresByEmail = counter('login-email');
+  // Keyed by a hash of the email with the address (loginPairKey): no email in plain text in Redis.
+  const failuresByEmail = counter('login-pair');
   const failuresByAddress = counter('login-address');
   app.addHook('onClose', async () => {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);

@@ -62,7 +62,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Email and password to a token pair. A wrong password and an unknown email get the same 401. After 10 failures for one email, or 50 from one address, within 15 minutes: 429 with `Retry-After`.
+         * @description Email and password to a token pair. A wrong password and an unknown email get the same 401. After 10 failures for one email from one address, or 50 attempts from one address, within 15 minutes: 429 with `Retry-After` (the owner signing in from another address is not held back). Attempts are counted before the password is checked, so concurrent attempts cannot pass the cap.
          */
         post: operations["postAuthLogin"];
         delete?: never;
