@@ -62,7 +62,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Email and password to a token pair. A wrong password and an unknown email get the same 401. After 10 failures for one email, or 50 from one address, within 15 minutes: 429 with `Retry-After`.
+         * @description Email and password to a token pair. A wrong password and an unknown email get the same 401. After 10 failures for one email from one address, or 50 attempts from one address, within 15 minutes: 429 with `Retry-After` (the owner signing in from another address is not held back). Attempts are counted before the password is checked, so concurrent attempts cannot pass the cap.
          */
         post: operations["postAuthLogin"];
         delete?: never;
@@ -1570,7 +1570,7 @@ export interface components {
              * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "dp_token_required" | "dp_token_other_person" | "incorrect_code" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "dp_token_forbidden" | "not_found" | "route_not_found" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "too_many_codes" | "internal";
+            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "dp_token_required" | "dp_token_other_person" | "incorrect_code" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "dp_token_forbidden" | "not_found" | "route_not_found" | "conflict" | "idempotency_key_in_flight" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "too_many_codes" | "internal";
             /** @description Validation errors only: one entry per problem found */
             details?: {
                 /** @description The field (or path) at fault */
@@ -2161,10 +2161,10 @@ export interface components {
             /** @description The notice version the data principal saw */
             notice_version: number;
             /**
-             * @description api: the organization's backend; link: a consent link's page; rights_center: the data principal themselves
+             * @description api: the organization's backend; link: a consent link's page; rights_center: the data principal themselves; sdk: an app's banner through the truConsent SDK surface
              * @enum {string}
              */
-            channel: "api" | "link" | "rights_center";
+            channel: "api" | "link" | "rights_center" | "sdk";
             /** Format: date-time */
             created_at: string;
         };
@@ -3646,8 +3646,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
@@ -3675,7 +3673,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4026,8 +4023,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
@@ -4058,7 +4053,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4735,6 +4729,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body over 256 KiB */
             413: {
                 headers: {
@@ -4762,6 +4772,22 @@ export interface operations {
                      * @example {
                      *       "error": "The body was not sent as application/json",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5858,6 +5884,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body over 256 KiB */
             413: {
                 headers: {
@@ -5885,6 +5927,22 @@ export interface operations {
                      * @example {
                      *       "error": "The body was not sent as application/json",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6762,6 +6820,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body over 256 KiB */
             413: {
                 headers: {
@@ -6789,6 +6863,22 @@ export interface operations {
                      * @example {
                      *       "error": "The body was not sent as application/json",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7415,6 +7505,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
@@ -7900,6 +8006,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body over 256 KiB */
             413: {
                 headers: {
@@ -7927,6 +8049,22 @@ export interface operations {
                      * @example {
                      *       "error": "The body was not sent as application/json",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8143,6 +8281,22 @@ export interface operations {
                      * @example {
                      *       "error": "The body was not sent as application/json",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8806,6 +8960,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
@@ -8994,6 +9164,22 @@ export interface operations {
                      * @example {
                      *       "error": "The body was not sent as application/json",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9359,6 +9545,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body over 256 KiB */
             413: {
                 headers: {
@@ -9386,6 +9588,22 @@ export interface operations {
                      * @example {
                      *       "error": "The body was not sent as application/json",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9514,6 +9732,22 @@ export interface operations {
                      * @example {
                      *       "error": "The request conflicts with the record's current state",
                      *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9728,7 +9962,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9855,8 +10088,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description Your identifier for the data principal (the same as a grievance's client_user_id) */
@@ -9885,7 +10116,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10554,7 +10784,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10916,8 +11145,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 collectionPointId: string;
@@ -10943,7 +11170,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12160,8 +12386,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12177,7 +12401,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12653,8 +12876,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12670,7 +12891,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12799,8 +13019,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12816,7 +13034,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12945,8 +13162,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12962,7 +13177,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13657,8 +13871,6 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
@@ -13684,7 +13896,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
