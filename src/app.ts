@@ -40,6 +40,10 @@ import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
+import { registerWebhooks } from './features/webhooks/index.js';
+import { createWebhookWorker, type WebhookWorker } from './platform/webhooks/worker.js';
+import { secretBox } from './platform/webhooks/secrets.js';
+import type { AddressPolicy } from './platform/webhooks/address-guard.js';
 
 export interface AppDeps {
   config: Config;
@@ -108,7 +112,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config.redisUrl
       ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })
       : createMemoryCounter({ windowMs: LOGIN_WINDOW_MS, clock });
-  const failuresByEmail = counter('login-email');
+  // Keyed by a hash of the email with the address (loginPairKey): no email in plain text in Redis.
+  const failuresByEmail = counter('login-pair');
   const failuresByAddress = counter('login-address');
   app.addHook('onClose', async () => {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
@@ -173,6 +178,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => outbox.stop());
   app.decorate('outbox', outbox);
   registerAudit(app, { db, clock });
+  // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
+  const webhookSecrets = secretBox(config.secretKey);
+  const webhookPolicy: AddressPolicy = {
+    allowPrivate: config.webhookAllowPrivate,
+    ownHosts: [...new Set([config.baseDomain, config.publicUrl.hostname.toLowerCase()])],
+  };
+  registerWebhooks(app, { db, clock, secrets: webhookSecrets, policy: webhookPolicy });
+  const webhooks = createWebhookWorker({ db, clock, secrets: webhookSecrets, policy: webhookPolicy, log: app.log });
+  app.addHook('onClose', () => webhooks.stop());
+  app.decorate('webhooks', webhooks);
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
   app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals });
@@ -192,6 +207,8 @@ declare module 'fastify' {
     };
     /** Delivers the outbox (outbound_messages) through the message provider. */
     outbox: OutboxWorker;
+    /** Sends pending webhook deliveries. */
+    webhooks: WebhookWorker;
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];
   }

@@ -71,6 +71,8 @@ describe.runIf(storeKind() === 'pglite')('the OpenAPI document', () => {
     expect(doc.paths['/grievance'].post.security).toEqual([{ ApiKey: [] }]);
     expect(doc.paths['/api/v1/grievances'].get.security).toEqual([{ ApiKey: [] }, { Bearer: [] }]);
     expect(doc.paths['/api/v1/members'].get.security).toEqual([{ Bearer: [] }]);
+    expect(doc.paths['/api/v1/me/consents'].get.security).toEqual([{ DataPrincipal: [] }]);
+    expect(doc.paths['/dpo'].get.security).toEqual([{ ApiKey: [] }, { Bearer: [] }, { DataPrincipal: [] }]);
   });
 
   test('an example on every request body and every JSON answer; errors show a real code', () => {

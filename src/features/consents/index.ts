@@ -1,6 +1,6 @@
 // Consents: the feature's only public surface.
 import type { FastifyInstance } from 'fastify';
-import { consentRoutes } from './routes.js';
+import { consentRoutes, principalConsentRoutes } from './routes.js';
 import { createConsentService, type ConsentServiceDeps } from './service.js';
 
 export { consentActionFor, type ConsentService } from './service.js';
@@ -8,5 +8,6 @@ export { consentActionFor, type ConsentService } from './service.js';
 export function registerConsents(app: FastifyInstance, deps: ConsentServiceDeps) {
   const service = createConsentService(deps);
   consentRoutes(app, service);
+  principalConsentRoutes(app, service);
   return service;
 }
