@@ -8,6 +8,7 @@ import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
 import { installHealth } from './platform/http/health.js';
+import { createIdempotencyPurge, idempotencyAwareDatabase, installIdempotency, type IdempotencyPurge } from './platform/http/idempotency.js';
 import { installAccessControl, type RouteAccessEntry } from './platform/auth/access.js';
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
 import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
@@ -39,6 +40,7 @@ import { registerDashboard } from './features/dashboard/index.js';
 import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
+import { registerSdkSurface } from './features/sdk-surface/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 import { registerWebhooks } from './features/webhooks/index.js';
 import { createWebhookWorker, type WebhookWorker } from './platform/webhooks/worker.js';
@@ -64,7 +66,9 @@ export const MAX_PARAM_LENGTH = 255 * 12;
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, db } = deps;
+  const { config } = deps;
+  // Inside an idempotent request, the services' tenant work joins the request's transaction.
+  const db = idempotencyAwareDatabase(deps.db);
   const clock = deps.clock ?? systemClock;
   const app = Fastify({
     logger:
@@ -96,6 +100,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app);
+  // Answers carry personal data: never stored by a cache, never sniffed into another type. A route that
+  // chooses its own caching (the dashboard's fingerprinted files) keeps it.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
   installValidation(app);
   installRequestId(app);
   deps.metrics?.instrumentApp(app);
@@ -119,6 +130,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
   });
   const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
+  installIdempotency(app, { db: deps.db, clock });
+  // Started by main.ts (tests call runOnce); stopped with the app.
+  const idempotencyPurge = createIdempotencyPurge(deps.db, clock, app.log);
+  app.addHook('onClose', () => idempotencyPurge.stop());
+  app.decorate('idempotencyPurge', idempotencyPurge);
 
   installHealth(app, db, { tenantRole: config.rls });
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
@@ -140,9 +156,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   organizationRoutes(app, accounts);
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  registerGrievances(app, { db, clock });
-  registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
-  registerCollectionPoints(app, { db, clock });
+  const grievances = registerGrievances(app, { db, clock });
+  const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
+  const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const consents = registerConsents(app, { db, clock });
   const dataPrincipals = registerDataPrincipals(app, {
@@ -154,6 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
   });
+  registerSdkSurface(app, { db, clock, collectionPoints, consents, dataPrincipals, grievances, nominees });
   await registerConsentPage(app, {
     db,
     clock,
@@ -205,6 +222,8 @@ declare module 'fastify' {
       sessions: SessionService;
       dataPrincipals: DataPrincipalService;
     };
+    /** Deletes Idempotency-Key answers older than 24 hours (hourly once started). */
+    idempotencyPurge: IdempotencyPurge;
     /** Delivers the outbox (outbound_messages) through the message provider. */
     outbox: OutboxWorker;
     /** Sends pending webhook deliveries. */
