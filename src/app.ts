@@ -41,6 +41,7 @@ import { registerDashboard } from './features/dashboard/index.js';
 import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
+import { registerSdkSurface } from './features/sdk-surface/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 import { registerWebhooks } from './features/webhooks/index.js';
 import { createWebhookWorker, type WebhookWorker } from './platform/webhooks/worker.js';
@@ -100,6 +101,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app);
+  // Answers carry personal data: never stored by a cache, never sniffed into another type. A route that
+  // chooses its own caching (the dashboard's fingerprinted files) keeps it.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
   installValidation(app);
   installRequestId(app);
   deps.metrics?.instrumentApp(app);
@@ -162,9 +170,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   organizationRoutes(app, accounts, { onChanged: (orgId) => rateLimits.limits.forgetOrganization(orgId), defaultRateLimit: config.rateLimitPerKey });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  registerGrievances(app, { db, clock });
-  registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
-  registerCollectionPoints(app, { db, clock });
+  const grievances = registerGrievances(app, { db, clock });
+  const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
+  const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const consents = registerConsents(app, { db, clock });
   const dataPrincipals = registerDataPrincipals(app, {
@@ -176,6 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
   });
+  registerSdkSurface(app, { db, clock, collectionPoints, consents, dataPrincipals, grievances, nominees });
   await registerConsentPage(app, {
     db,
     clock,

@@ -12,7 +12,7 @@ import { uuidv7, isUuid } from '../../platform/ids.js';
 import type { Scope } from '../../platform/auth/api-key-verifier.js';
 import { slugProblem } from './slugs.js';
 
-export const SCOPES: readonly Scope[] = ['admin', 'grievances', 'nominees', 'consent'];
+export const SCOPES: readonly Scope[] = ['admin', 'grievances', 'nominees', 'consent', 'sdk'];
 
 export interface OrganizationRecord {
   id: string;
