@@ -8,6 +8,7 @@ import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
 import { installHealth } from './platform/http/health.js';
+import { counts as rateLimited, installRateLimits } from './platform/http/rate-limits.js';
 import { createIdempotencyPurge, idempotencyAwareDatabase, installIdempotency, type IdempotencyPurge } from './platform/http/idempotency.js';
 import { installAccessControl, type RouteAccessEntry } from './platform/auth/access.js';
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
@@ -122,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidation(app);
   installRequestId(app);
   deps.metrics?.instrumentApp(app);
-  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited: () => false, cors: () => false });
+  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited, cors: () => false });
 
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
@@ -141,7 +142,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
   });
+  // Per address before the credentials are checked (so a flood of wrong keys is counted), per key after.
+  const rateLimits = installRateLimits(app, {
+    db,
+    clock,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisKeyPrefix,
+    perKey: config.rateLimitPerKey,
+    perAddress: config.rateLimitPerAddress,
+    windowSeconds: config.rateLimitWindowSeconds,
+    log: app.log,
+  });
+  app.addHook('onClose', () => rateLimits.limits.close());
   const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
+  rateLimits.afterAccess();
   installIdempotency(app, { db: deps.db, clock });
   // Started by main.ts (tests call runOnce); stopped with the app.
   const idempotencyPurge = createIdempotencyPurge(deps.db, clock, app.log);
@@ -166,7 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',
   });
-  organizationRoutes(app, accounts);
+  organizationRoutes(app, accounts, { onChanged: (orgId) => rateLimits.limits.forgetOrganization(orgId), defaultRateLimit: config.rateLimitPerKey });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
   const grievances = registerGrievances(app, { db, clock });
   const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
