@@ -9,6 +9,8 @@ import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
 import { installHealth } from './platform/http/health.js';
+import { counts as rateLimited, installRateLimits } from './platform/http/rate-limits.js';
+import { createIdempotencyPurge, idempotencyAwareDatabase, installIdempotency, type IdempotencyPurge } from './platform/http/idempotency.js';
 import { installAccessControl, type RouteAccessEntry } from './platform/auth/access.js';
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
 import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
@@ -37,9 +39,15 @@ import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
+import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
+import { registerSdkSurface } from './features/sdk-surface/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
+import { registerWebhooks } from './features/webhooks/index.js';
+import { createWebhookWorker, type WebhookWorker } from './platform/webhooks/worker.js';
+import { secretBox } from './platform/webhooks/secrets.js';
+import type { AddressPolicy } from './platform/webhooks/address-guard.js';
 
 export interface AppDeps {
   config: Config;
@@ -47,6 +55,8 @@ export interface AppDeps {
   clock?: Clock;
   /** false silences request logs (tests). */
   logger?: boolean;
+  /** Where the log goes (default: standard output); the fuzzing suite reads it back. */
+  logStream?: { write(line: string): void };
   /** Delivers outbound SMS and email; default: the one MESSAGE_PROVIDER names. */
   messageProvider?: MessageProvider;
   /** The built dashboard (default: web/dist of this checkout). */
@@ -60,7 +70,9 @@ export const MAX_PARAM_LENGTH = 255 * 12;
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, db } = deps;
+  const { config } = deps;
+  // Inside an idempotent request, the services' tenant work joins the request's transaction.
+  const db = idempotencyAwareDatabase(deps.db);
   const clock = deps.clock ?? systemClock;
   const app = Fastify({
     logger:
@@ -69,6 +81,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             level: config.logLevel,
             redact: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+            // The route's pattern, never the path or query as sent: they carry user ids, emails, phones.
+            serializers: {
+              req: (req: { method: string; routeOptions?: { url?: string }; hostname?: string; ip?: string; id?: string }) => ({
+                method: req.method,
+                route: req.routeOptions?.url ?? '(no route)',
+                host: req.hostname,
+                remoteAddress: req.ip,
+              }),
+            },
+            ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
@@ -92,10 +114,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app);
+  // Answers carry personal data: never stored by a cache, never sniffed into another type. A route that
+  // chooses its own caching (the dashboard's fingerprinted files) keeps it.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
   installValidation(app);
   installRequestId(app);
   deps.metrics?.instrumentApp(app);
-  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited: () => false, cors: () => false });
+  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited, cors: () => false });
 
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
@@ -108,12 +137,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config.redisUrl
       ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })
       : createMemoryCounter({ windowMs: LOGIN_WINDOW_MS, clock });
-  const failuresByEmail = counter('login-email');
+  // Keyed by a hash of the email with the address (loginPairKey): no email in plain text in Redis.
+  const failuresByEmail = counter('login-pair');
   const failuresByAddress = counter('login-address');
   app.addHook('onClose', async () => {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
   });
+  // Per address before the credentials are checked (so a flood of wrong keys is counted), per key after.
+  const rateLimits = installRateLimits(app, {
+    db,
+    clock,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisKeyPrefix,
+    perKey: config.rateLimitPerKey,
+    perAddress: config.rateLimitPerAddress,
+    windowSeconds: config.rateLimitWindowSeconds,
+    log: app.log,
+  });
+  app.addHook('onClose', () => rateLimits.limits.close());
   const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
+  rateLimits.afterAccess();
+  installIdempotency(app, { db: deps.db, clock });
+  // Started by main.ts (tests call runOnce); stopped with the app.
+  const idempotencyPurge = createIdempotencyPurge(deps.db, clock, app.log);
+  app.addHook('onClose', () => idempotencyPurge.stop());
+  app.decorate('idempotencyPurge', idempotencyPurge);
 
   installHealth(app, db, { tenantRole: config.rls });
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
@@ -133,11 +181,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',
   });
-  organizationRoutes(app, accounts);
+  organizationRoutes(app, accounts, { onChanged: (orgId) => rateLimits.limits.forgetOrganization(orgId), defaultRateLimit: config.rateLimitPerKey });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  registerGrievances(app, { db, clock });
-  registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
-  registerCollectionPoints(app, { db, clock });
+  const grievances = registerGrievances(app, { db, clock });
+  const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
+  const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const consents = registerConsents(app, { db, clock });
   const dataPrincipals = registerDataPrincipals(app, {
@@ -149,11 +197,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
   });
+  registerSdkSurface(app, { db, clock, collectionPoints, consents, dataPrincipals, grievances, nominees });
   await registerConsentPage(app, {
     db,
     clock,
     consents,
     organizations,
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+    secureCookie: config.publicUrl.protocol === 'https:',
+  });
+  await registerRightsCenter(app, {
+    consents,
+    dataPrincipals,
+    dpTokens,
+    organizations,
+    clock,
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',
@@ -167,6 +226,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => grievanceReminders.stop());
   app.decorate('grievanceReminders', grievanceReminders);
   registerAudit(app, { db, clock });
+  // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
+  const webhookSecrets = secretBox(config.secretKey);
+  const webhookPolicy: AddressPolicy = {
+    allowPrivate: config.webhookAllowPrivate,
+    ownHosts: [...new Set([config.baseDomain, config.publicUrl.hostname.toLowerCase()])],
+  };
+  registerWebhooks(app, { db, clock, secrets: webhookSecrets, policy: webhookPolicy });
+  const webhooks = createWebhookWorker({ db, clock, secrets: webhookSecrets, policy: webhookPolicy, log: app.log });
+  app.addHook('onClose', () => webhooks.stop());
+  app.decorate('webhooks', webhooks);
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
   app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals });
@@ -184,10 +253,14 @@ declare module 'fastify' {
       sessions: SessionService;
       dataPrincipals: DataPrincipalService;
     };
+    /** Deletes Idempotency-Key answers older than 24 hours (hourly once started). */
+    idempotencyPurge: IdempotencyPurge;
     /** Delivers the outbox (outbound_messages) through the message provider. */
     outbox: OutboxWorker;
     /** The daily grievance reminders (features/grievances/reminders.ts). */
     grievanceReminders: ReturnType<typeof createReminderScheduler>;
+    /** Sends pending webhook deliveries. */
+    webhooks: WebhookWorker;
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];
   }

@@ -218,7 +218,10 @@ describe('the whole flow', () => {
     expect(done.body).toContain('Account: <strong>Agreed</strong>');
     expect(done.body).toContain('Offers: <strong>Not agreed</strong>');
     expect(done.body).toContain(`<time datetime="${clock.now().toISOString()}">`);
-    expect(done.body).toContain('You can withdraw your consent at any time');
+    // The confirmation leads to the Rights Center, where withdrawing is as easy as giving.
+    expect(done.body).toContain(
+      `<p>You can see, change or withdraw your consent at any time, as easily as you gave it, in your Rights Center. <a href="/rights?lang=en">Open ${a.name.replace('&', '&amp;')}&#39;s Rights Center</a></p>`,
+    );
     const receipt = /<code>([^<]+)<\/code>/.exec(done.body)![1]!;
     expect(receipt).toMatch(UUID);
 

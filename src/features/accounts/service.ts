@@ -12,7 +12,7 @@ import { uuidv7, isUuid } from '../../platform/ids.js';
 import type { Scope } from '../../platform/auth/api-key-verifier.js';
 import { slugProblem } from './slugs.js';
 
-export const SCOPES: readonly Scope[] = ['admin', 'grievances', 'nominees', 'consent'];
+export const SCOPES: readonly Scope[] = ['admin', 'grievances', 'nominees', 'consent', 'sdk'];
 
 export interface OrganizationRecord {
   id: string;
@@ -137,7 +137,7 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
     },
 
     /** Changes the organization's settings (the grievance period, 1-90 days: the schema checks it), audited. */
-    async updateOrganization(ctx: TenantContext, input: { grievance_period_days?: number }): Promise<OrganizationRecord & { grievance_period_days: number }> {
+    async updateGrievancePeriod(ctx: TenantContext, input: { grievance_period_days?: number }): Promise<void> {
       const at = clock.now();
       const fields = Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined);
       if (input.grievance_period_days !== undefined) {
@@ -153,7 +153,24 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
           });
         });
       }
-      return this.organization(ctx);
+    },
+
+    /** The organization's own settings: its limit per API key (null: the server's default). */
+    async settings(ctx: TenantContext): Promise<{ api_rate_limit: number | null }> {
+      const rows = await db.system.query<{ api_rate_limit: number | null }>('select api_rate_limit from organizations where id = $1', [ctx.orgId]);
+      return rows[0]!;
+    },
+
+    /** Changes the organization's settings; the change is audited. */
+    async updateSettings(ctx: TenantContext, input: { api_rate_limit?: number | null }): Promise<{ api_rate_limit: number | null }> {
+      const at = clock.now();
+      if (input.api_rate_limit !== undefined) {
+        await db.system.query('update organizations set api_rate_limit = $2 where id = $1', [ctx.orgId, input.api_rate_limit]);
+        await withTenant(db, ctx.orgId, (tx) =>
+          recordAudit(tx, ctx, at, { action: 'organization.updated', targetType: 'organization', targetId: ctx.orgId, details: { api_rate_limit: input.api_rate_limit } }),
+        );
+      }
+      return this.settings(ctx);
     },
 
     /** A new key of the addressed organization; the plaintext is in the answer and nowhere else. */

@@ -1,7 +1,7 @@
 // The consent page's HTML: one layout (inline stylesheet allowed by its CSP hash, no script, no external
 // asset) and a render function per page. Every text comes from the message catalogue.
 import { createHash } from 'node:crypto';
-import { html, Html } from './html.js';
+import { html, Html } from '../../platform/http/html.js';
 import { CATALOGUE, type Messages } from './messages/index.js';
 import { CODE_TTL_MINUTES, type CodeError, type LinkState, type PageView } from './service.js';
 import type { ConsentAction } from '../consent-links/index.js';
@@ -172,7 +172,7 @@ export function confirmationPage(
 <dt>${m.recordedAt}</dt><dd><time datetime="${consent.at.toISOString()}">${when}</time></dd>
 <dt>${m.receiptId}</dt><dd><code>${consent.id}</code></dd>
 </dl>
-<p>${m.howToWithdraw(p.orgName)}</p>`,
+<p>${m.howToWithdraw} <a href="/rights?lang=${m.lang}">${m.rightsCenterLink(p.orgName)}</a></p>`,
     `/c/${p.token}`,
   );
 }

@@ -1,10 +1,21 @@
 // Consent routes (consent scope): record, withdraw, read the current consent of a data principal.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { tenantOf } from '../../platform/auth/access.js';
+import { principalOf, tenantOf } from '../../platform/auth/access.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { ConsentService } from './service.js';
-import { ConsentRecord, CurrentConsent, CurrentConsentQuery, PointParams, RecordConsentBody, WithdrawConsentBody } from './schemas.js';
+import { Type } from 'typebox';
+import {
+  ConsentRecord,
+  CurrentConsent,
+  CurrentConsentQuery,
+  MyConsent,
+  MyConsentBody,
+  MyConsentRecord,
+  PointParams,
+  RecordConsentBody,
+  WithdrawConsentBody,
+} from './schemas.js';
 
 const access = { apiKey: 'consent' } as const;
 const common = { tags: ['Consents'], security: [{ ApiKey: [] }] };
@@ -13,7 +24,7 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post('/consent/:collection_point_id/consent', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Record a consent',
@@ -30,7 +41,7 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
   });
 
   r.post('/consent/:collection_point_id/withdraw', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Withdraw a consent',
@@ -55,5 +66,67 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
       response: { 200: CurrentConsent, ...errorResponses(400, 401, 403, 404) },
     },
     handler: (req) => service.current(tenantOf(req), req.params.collection_point_id, req.query.dp_id),
+  });
+}
+
+const principal = { tags: ['Data principal (me)'], security: [{ DataPrincipal: [] }] };
+
+/** The data principal's own consents, with their token (contract §7): the same records and rules as the organization's routes. */
+export function principalConsentRoutes(app: FastifyInstance, service: ConsentService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const access = { dataPrincipal: true } as const;
+
+  r.get('/api/v1/me/consents', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'My consents',
+      description:
+        'For every collection point where I have a consent on record, its current state: the latest record\'s action and choices, per purpose of the collection point as it is now (`granted` false for a purpose added since), newest first. An empty array when there is none. `Authorization: Bearer dpt_…`.',
+      response: { 200: Type.Array(MyConsent), ...errorResponses(401, 403) },
+    },
+    handler: (req) => service.mine(principalOf(req)),
+  });
+
+  r.get('/api/v1/me/consents/:collection_point_id/history', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'My consent history at a collection point',
+      description:
+        'Every record of mine at this collection point (UUID or display_id), newest first, with its channel. 404 when I have none there (or there is no such collection point). `Authorization: Bearer dpt_…`.',
+      params: PointParams,
+      response: { 200: Type.Array(MyConsentRecord), ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.myHistory(principalOf(req), req.params.collection_point_id),
+  });
+
+  r.post('/api/v1/me/consents/:collection_point_id', {
+    config: { access, idempotent: true },
+    schema: {
+      ...principal,
+      summary: 'Give or change my consent',
+      description: [
+        'Appends a consent record for me (`dp_id` is the token\'s), channel `rights_center`, under the collection point\'s current notice version: every purpose of the collection point exactly once (missing, repeated or unknown ids: 400).',
+        'A refused required purpose makes the action `declined`. Unknown collection point 404; an inactive one 400. `Authorization: Bearer dpt_…`.',
+      ].join('\n\n'),
+      params: PointParams,
+      body: MyConsentBody,
+      response: { 201: ConsentRecord, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.giveMine(principalOf(req), req.params.collection_point_id, req.body.purposes)),
+  });
+
+  r.post('/api/v1/me/consents/:collection_point_id/withdraw', {
+    config: { access, idempotent: true },
+    schema: {
+      ...principal,
+      summary: 'Withdraw my consent',
+      description:
+        'One call, no body: appends a record with action `revoked` and every purpose refused, channel `rights_center`. 404 when I have no consent on record there; 409 when it is already withdrawn. `Authorization: Bearer dpt_…`.',
+      params: PointParams,
+      response: { 201: ConsentRecord, ...errorResponses(401, 403, 404, 409) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.withdrawMine(principalOf(req), req.params.collection_point_id)),
   });
 }

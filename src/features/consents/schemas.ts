@@ -61,3 +61,54 @@ export const CurrentConsent = Type.Object(
   },
   { title: 'CurrentConsent' },
 );
+
+// The data principal's own consents (contract §7), under /api/v1/me with their token.
+
+const ChannelEnum = Type.Unsafe<'api' | 'link' | 'rights_center' | 'sdk'>({
+  type: 'string',
+  enum: ['api', 'link', 'rights_center', 'sdk'],
+  description: "api: the organization's backend; link: a consent link's page; rights_center: the data principal themselves; sdk: an app's banner through the truConsent SDK surface",
+});
+
+export const MyConsent = Type.Object(
+  {
+    collection_point: Type.Object({
+      id: Type.String({ format: 'uuid' }),
+      display_id: Type.String(),
+      name: Type.String(),
+      notice: Type.String({ description: 'The notice as it is now' }),
+      notice_version: Type.Integer({ description: "The collection point's notice version now" }),
+    }),
+    consent_action: ActionEnum,
+    purposes: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        required: Type.Boolean(),
+        granted: Type.Boolean({ description: 'false for a purpose added after the latest record' }),
+      }),
+      { description: "Every purpose of the collection point, in its order" },
+    ),
+    given_at: Timestamp('When the latest record was made'),
+    consent_id: Type.String({ format: 'uuid', description: 'The latest record' }),
+  },
+  { title: 'MyConsent' },
+);
+
+export const MyConsentRecord = Type.Object(
+  {
+    consent_id: Type.String({ format: 'uuid' }),
+    collection_point_id: Type.String({ format: 'uuid' }),
+    consent_action: ActionEnum,
+    purposes: Type.Array(Type.Object({ id: Type.String(), granted: Type.Boolean() })),
+    notice_version: Type.Integer({ description: 'The notice version the data principal saw' }),
+    channel: ChannelEnum,
+    created_at: Timestamp(),
+  },
+  { title: 'MyConsentRecord' },
+);
+
+export const MyConsentBody = Type.Object(
+  { purposes: Type.Array(Choice, { minItems: 1, maxItems: 50, description: 'Every purpose of the collection point, exactly once' }) },
+  { additionalProperties: false, description: "dp_id is always the token's, never taken from the body" },
+);

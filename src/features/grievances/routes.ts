@@ -44,7 +44,7 @@ export function grievanceRoutes(app: FastifyInstance, service: GrievanceService)
   });
 
   r.post('/grievance', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Create a grievance ticket',

@@ -8,6 +8,7 @@ import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { randomCode, UPPER_ALNUM, uuidv7 } from '../../platform/ids.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import { DEFAULT_GRIEVANCE_PERIOD_DAYS } from '../data-principals/service.js';
+import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { grievanceRepo, type GrievanceRow, type PreviousValues, type StatusChangeRow } from './repo.js';
 import {
   GRIEVANCE_CATEGORIES,
@@ -95,6 +96,7 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
             const event = { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } };
             const row = await alongsideAudit(tx, ctx, at, event, inserting);
             if (!row) throw new TicketIdTaken();
+            await recordEvent(tx, 'grievance.created', { ticket: row }, at);
             return withClock(row, at);
           });
         } catch (e) {
@@ -124,13 +126,17 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
           ...(statusChanged ? ['status'] : []),
           ...(input.attachment_url !== undefined && row.attachment_url !== row.previous_attachment_url ? ['attachment_url'] : []),
         ];
-        await recordAudit(tx, ctx, at, {
-          action: 'grievance.updated',
-          targetType: 'grievance',
-          targetId: ticketId,
-          details: { fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
-        });
-        return withClock(ticketOf(row), at);
+        const ticket = ticketOf(row);
+        await together(
+          recordAudit(tx, ctx, at, {
+            action: 'grievance.updated',
+            targetType: 'grievance',
+            targetId: ticketId,
+            details: { fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
+          }),
+          ...(statusChanged ? [recordEvent(tx, 'grievance.status_changed', { ticket, status: row.status, previous_status: row.previous_status, note: null }, at)] : []),
+        );
+        return withClock(ticket, at);
       });
     },
 
@@ -151,13 +157,17 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
         if (!row) throw notFound();
         // Throwing rolls the update back: a note is never silently dropped with a change that changed nothing.
         if (row.previous_status === input.status) throw new AppError('conflict', `The ticket is already ${input.status}`);
-        await recordAudit(tx, ctx, at, {
-          action: 'grievance.status_changed',
-          targetType: 'grievance',
-          targetId: ticketId,
-          details: { status: row.status, previous_status: row.previous_status, with_note: input.note !== undefined },
-        });
-        return withClock(ticketOf(row), at);
+        const ticket = ticketOf(row);
+        await together(
+          recordAudit(tx, ctx, at, {
+            action: 'grievance.status_changed',
+            targetType: 'grievance',
+            targetId: ticketId,
+            details: { status: row.status, previous_status: row.previous_status, with_note: input.note !== undefined },
+          }),
+          recordEvent(tx, 'grievance.status_changed', { ticket, status: row.status, previous_status: row.previous_status, note: input.note ?? null }, at),
+        );
+        return withClock(ticket, at);
       });
     },
 

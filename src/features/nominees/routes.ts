@@ -32,7 +32,7 @@ export function nomineeRoutes(app: FastifyInstance, service: NomineeService): vo
   });
 
   r.post('/nominee', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Appoint a nominee',

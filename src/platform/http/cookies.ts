@@ -19,9 +19,11 @@ export interface CookieOptions {
   maxAge: number;
   httpOnly: boolean;
   secure: boolean;
+  /** Default Strict. Lax lets a top-level link from elsewhere (an SMS, an app) arrive signed in. */
+  sameSite?: 'Strict' | 'Lax';
 }
 
-/** A host-only, SameSite=Strict cookie (no Domain attribute: another subdomain never receives it). */
+/** A host-only cookie (no Domain attribute: another subdomain never receives it), SameSite=Strict unless told. */
 export function serializeCookie(name: string, value: string, o: CookieOptions): string {
-  return `${name}=${value}; Path=${o.path}${o.httpOnly ? '; HttpOnly' : ''}; SameSite=Strict; Max-Age=${o.maxAge}${o.secure ? '; Secure' : ''}`;
+  return `${name}=${value}; Path=${o.path}${o.httpOnly ? '; HttpOnly' : ''}; SameSite=${o.sameSite ?? 'Strict'}; Max-Age=${o.maxAge}${o.secure ? '; Secure' : ''}`;
 }

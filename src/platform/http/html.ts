@@ -1,4 +1,5 @@
-// A tiny HTML template helper: every interpolated value is escaped unless it is already Html.
+// A tiny HTML template helper for the server-rendered pages (consent page, Rights Center): every
+// interpolated value is escaped unless it is already Html.
 export class Html {
   constructor(readonly value: string) {}
   toString(): string {

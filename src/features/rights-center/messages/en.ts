@@ -1,0 +1,71 @@
+// English texts of the Rights Center and of its sign-in code.
+export const en = {
+  lang: 'en',
+  languageName: 'English',
+  languageSwitch: 'Language',
+  mainNav: 'Rights Center',
+  title: (org: string) => `${org}: your privacy rights`,
+  // Sign-in
+  signInHeading: 'Sign in',
+  signInIntro: (org: string) =>
+    `See and change the consents you gave ${org}, withdraw them, make a request about your data, and appoint a nominee. We send a 6-digit code to the phone number or email address ${org} has on file for you.`,
+  contactLabel: 'Phone number or email address',
+  contactHint: 'For example +919876543210 or name@example.com',
+  sendCode: 'Send code',
+  contactFormat: 'Enter a phone number (10 digits, or + and the country code) or an email address.',
+  codeSentHeading: 'Enter your code',
+  codeSent: (contact: string, minutes: number) =>
+    `If ${contact} is on file, a 6-digit code is on its way. It is valid for ${minutes} minutes.`,
+  codeLabel: '6-digit code',
+  verify: 'Sign in',
+  sendAnother: 'Send a new code',
+  otherContact: 'Use another phone number or email',
+  wrongCode: 'That code is not right, or it has expired. Check it, or send a new code.',
+  resendWait: (seconds: number) => `A code was sent a moment ago. Please wait ${seconds} seconds before asking for another.`,
+  tooManyCodes: (seconds: number) => `Too many codes were sent. Please try again in ${Math.ceil(seconds / 60)} minutes.`,
+  tokenInvalid: 'This sign-in link has expired or is not valid. Sign in with a code instead.',
+  sessionEnded: 'Your session has ended. Please sign in again.',
+  signedOut: 'You are signed out.',
+  signOut: 'Sign out',
+  codeSms: (org: string, code: string, minutes: number) =>
+    `${code} is your code to sign in to ${org}'s Rights Center. It is valid for ${minutes} minutes. Do not share it with anyone.`,
+  // Navigation
+  navConsents: 'Consents',
+  // Consents
+  consentsHeading: 'Your consents',
+  consentsIntro: 'Every consent you have given here, as it stands now. You can change your choices or withdraw at any time; withdrawing is one click.',
+  noConsents: 'You have no consent on record with this organization.',
+  state: { approved: 'You agreed to every purpose', partial_consent: 'You agreed to some purposes', declined: 'You declined', revoked: 'Withdrawn' },
+  since: 'Since',
+  noticeVersion: (v: number) => `Notice (version ${v})`,
+  agreed: 'Agreed',
+  notAgreed: 'Not agreed',
+  required: 'Required',
+  optional: 'Optional',
+  withdraw: (point: string) => `Withdraw consent: ${point}`,
+  changeHeading: 'Change your choices',
+  changeIntro: 'Tick each purpose you agree to. If you do not agree to a required purpose, your consent is recorded as declined.',
+  saveChoices: (point: string) => `Save my choices: ${point}`,
+  withdrawn: (point: string) => `Your consent for ${point} is withdrawn.`,
+  changed: (point: string) => `Your choices for ${point} are saved.`,
+  alreadyWithdrawn: 'This consent was already withdrawn.',
+  changeFailed: 'Your choices could not be saved: the organization has changed or closed this consent request. Reload the page and try again.',
+  // Contact person (DPDP Rule 9)
+  contactHeading: 'Who to contact',
+  contactNone: (org: string) => `${org} has not named a contact person yet.`,
+  contactEmail: 'Email',
+  contactPhone: 'Phone',
+  workingHours: 'Working hours',
+  responseTime: 'Response time',
+  // Errors
+  notFoundTitle: 'Page not found',
+  notFoundBody: 'Check the address, or go back to the Rights Center.',
+  forbiddenTitle: 'Please try again',
+  forbiddenBody: 'This form was not sent from the page, or your session has ended. Go back to the Rights Center and try again.',
+  errorTitle: 'Something went wrong',
+  errorBody: 'Please try again in a moment.',
+  backHome: 'Back to the Rights Center',
+  dateLocale: 'en-IN',
+};
+
+export type Messages = typeof en;

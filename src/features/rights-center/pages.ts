@@ -1,0 +1,255 @@
+// The Rights Center's HTML: one layout (banner with the language switch, the section navigation and
+// sign-out when signed in, the page, and the contact person in the footer of every page) and a render
+// function per page. Inline stylesheet admitted by its CSP hash; no script, no external asset.
+import { createHash } from 'node:crypto';
+import { html, Html } from '../../platform/http/html.js';
+import { CATALOGUE, type Messages } from './messages/index.js';
+import type { ConsentAction } from '../consent-links/index.js';
+
+const CSS = `
+body{margin:0;font:1.0625rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans Devanagari",sans-serif;color:#1a1a1a;background:#eef0f3}
+.wrap{max-width:44rem;margin:0 auto;padding:0 1.25rem;background:#fff;box-sizing:border-box}
+header{padding-top:.75rem;display:flex;flex-wrap:wrap;justify-content:space-between;align-items:center;gap:.5rem}
+header p{margin:0;font-weight:700}
+header nav a{color:#0b4f99;padding:.5rem;display:inline-block}
+.sections{border-bottom:1px solid #d0d0d0;display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}
+.sections a{color:#0b4f99;padding:.6rem .25rem;display:inline-block;font-weight:600}
+.sections a[aria-current]{color:#1a1a1a;text-decoration-thickness:3px}
+.sections form{margin-left:auto}
+main{padding:1rem 0 2rem}
+footer{border-top:1px solid #d0d0d0;padding:1rem 0 2rem}
+h1{font-size:1.5rem;line-height:1.25;margin:.5rem 0 1rem}
+h2{font-size:1.25rem;margin:1.75rem 0 .5rem}
+h3{font-size:1.05rem;margin:1rem 0 .25rem}
+.consent{border:1px solid #c4c8cf;border-radius:.5rem;padding:.25rem 1rem 1rem;margin:1rem 0}
+.consent h2{margin-top:.75rem}
+.state{font-weight:700}
+.notice{white-space:pre-line}
+.purposes{padding-left:1.25rem}
+.purposes li{margin:.3rem 0}
+.badge{display:inline-block;font-size:.8rem;font-weight:600;padding:0 .4rem;border-radius:.25rem;border:1px solid #4a4a4a;margin-left:.35rem;color:#1a1a1a}
+.badge.required{background:#fff1c9;border-color:#6b4500;color:#4a2f00}
+.hint{color:#333;margin:.1rem 0 .25rem;font-size:.95rem}
+fieldset{border:0;padding:0;margin:0;min-width:0}
+legend{font-weight:700;padding:0;margin:.5rem 0}
+.choice{display:flex;gap:.75rem;align-items:flex-start;padding:.5rem 0;border-bottom:1px solid #d0d0d0}
+.choice input{width:1.5rem;height:1.5rem;margin:.15rem 0 0;flex:none}
+label{font-weight:600}
+input[type=text],input[type=email],select,textarea{display:block;font:inherit;padding:.5rem;width:100%;max-width:24rem;box-sizing:border-box;border:2px solid #4a4a4a;border-radius:.25rem;margin:.25rem 0 .5rem;background:#fff;color:#1a1a1a}
+textarea{max-width:100%;min-height:7rem}
+input.code{font-size:1.5rem;letter-spacing:.3em;width:9ch}
+button{font:inherit;font-weight:600;min-height:2.75rem;padding:.6rem 1.2rem;border:2px solid #0b4f99;border-radius:.375rem;background:#0b4f99;color:#fff;cursor:pointer;margin:.5rem 0}
+button.secondary{background:#fff;color:#0b4f99}
+button.danger{background:#a4001d;border-color:#a4001d}
+button.link{background:none;border:0;color:#0b4f99;text-decoration:underline;padding:.6rem .25rem;min-height:0;margin:0}
+summary{cursor:pointer;color:#0b4f99;font-weight:600;padding:.4rem 0}
+a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,textarea:focus-visible,summary:focus-visible{outline:3px solid #1a1a1a;outline-offset:2px;box-shadow:0 0 0 5px #ffd23f}
+.alert{border-left:4px solid #a4001d;padding:.5rem .75rem;background:#fdecee;color:#6b0013}
+.ok{border-left:4px solid #1d6b2c;padding:.5rem .75rem;background:#e9f6ec;color:#0f3d18}
+dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem;margin:.5rem 0}
+dt{font-weight:600}
+dd{margin:0;overflow-wrap:anywhere}
+`.trim();
+
+/** The CSP source that admits exactly this stylesheet. */
+export const STYLE_HASH = `'sha256-${createHash('sha256').update(CSS).digest('base64')}'`;
+
+export interface ContactPerson {
+  full_name: string;
+  email: string;
+  phone: string | null;
+  working_hours: string | null;
+  response_time: string | null;
+}
+
+export type Section = 'consents';
+
+/** What every page needs: language, organization, its contact person, the CSRF token, who is signed in. */
+export interface PageContext {
+  m: Messages;
+  orgName: string;
+  contact: ContactPerson | null;
+  csrf: string;
+  signedIn: boolean;
+  /** This page's path, where the language switch leads. */
+  path: string;
+}
+
+/** A Rights Center address in the page's language. */
+export const href = (p: Pick<PageContext, 'm'>, path: string, query: Record<string, string> = {}) =>
+  `${path}?${new URLSearchParams({ lang: p.m.lang, ...query }).toString()}`;
+
+export const csrfField = (p: PageContext) => html`<input type="hidden" name="csrf" value="${p.csrf}">`;
+
+export function formatTime(m: Messages, at: Date): Html {
+  const text = new Intl.DateTimeFormat(m.dateLocale, { dateStyle: 'long', timeStyle: 'long', timeZone: 'UTC' }).format(at);
+  return html`<time datetime="${at.toISOString()}">${text}</time>`;
+}
+
+function contactBlock(p: PageContext): Html {
+  const { m, contact } = p;
+  if (!contact) return html`<h2>${m.contactHeading}</h2><p>${m.contactNone(p.orgName)}</p>`;
+  return html`<h2>${m.contactHeading}</h2>
+<p>${contact.full_name}</p>
+<dl>
+<dt>${m.contactEmail}</dt><dd><a href="mailto:${contact.email}">${contact.email}</a></dd>
+${contact.phone ? html`<dt>${m.contactPhone}</dt><dd><a href="tel:${contact.phone}">${contact.phone}</a></dd>` : null}
+${contact.working_hours ? html`<dt>${m.workingHours}</dt><dd>${contact.working_hours}</dd>` : null}
+${contact.response_time ? html`<dt>${m.responseTime}</dt><dd>${contact.response_time}</dd>` : null}
+</dl>`;
+}
+
+export function layout(p: PageContext, title: string, body: Html, section: Section | null = null): string {
+  const { m } = p;
+  const sectionLink = (s: Section, path: string, text: string) =>
+    s === section ? html`<a href="${href(p, path)}" aria-current="page">${text}</a>` : html`<a href="${href(p, path)}">${text}</a>`;
+  const sections = p.signedIn
+    ? html`<nav class="sections" aria-label="${m.mainNav}">
+${sectionLink('consents', '/rights', m.navConsents)}
+<form method="post" action="${href(p, '/rights/sign-out')}">${csrfField(p)}<button type="submit" class="link">${m.signOut}</button></form>
+</nav>`
+    : null;
+  return html`<!doctype html>
+<html lang="${m.lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title} · ${m.title(p.orgName)}</title>
+<style>${new Html(CSS)}</style>
+</head>
+<body>
+<div class="wrap">
+<header>
+<p>${m.title(p.orgName)}</p>
+<nav aria-label="${m.languageSwitch}">${Object.values(CATALOGUE).map((o) =>
+    o.lang === m.lang
+      ? html`<a href="${p.path}?lang=${o.lang}" lang="${o.lang}" aria-current="true">${o.languageName}</a>`
+      : html`<a href="${p.path}?lang=${o.lang}" lang="${o.lang}" hreflang="${o.lang}">${o.languageName}</a>`,
+  )}</nav>
+</header>
+${sections}
+<main>
+${body}
+</main>
+<footer>
+${contactBlock(p)}
+</footer>
+</div>
+</body>
+</html>`.value;
+}
+
+const alertOf = (text: string | null | undefined) => (text ? html`<p class="alert" role="alert">${text}</p>` : null);
+const statusOf = (text: string | null | undefined) => (text ? html`<p class="ok" role="status">${text}</p>` : null);
+
+/** Step one of signing in: the phone or email on file. */
+export function signInPage(p: PageContext, o: { next: string; contact?: string; error?: string; notice?: string }): string {
+  const { m } = p;
+  return layout(
+    p,
+    m.signInHeading,
+    html`<h1>${m.signInHeading}</h1>
+${statusOf(o.notice)}
+<p>${m.signInIntro(p.orgName)}</p>
+${alertOf(o.error)}
+<form method="post" action="${href(p, '/rights/sign-in')}">
+${csrfField(p)}
+<input type="hidden" name="next" value="${o.next}">
+<label for="contact">${m.contactLabel}</label>
+<p class="hint" id="contact-hint">${m.contactHint}</p>
+<input type="text" id="contact" name="contact" autocomplete="username" aria-describedby="contact-hint" maxlength="254" required value="${o.contact ?? ''}">
+<button type="submit">${m.sendCode}</button>
+</form>`,
+  );
+}
+
+/** Step two: the code sent to that contact (the answer is the same whether or not it is on file). */
+export function codePage(p: PageContext, o: { next: string; contact: string; minutes: number; error?: string }): string {
+  const { m } = p;
+  return layout(
+    p,
+    m.codeSentHeading,
+    html`<h1>${m.codeSentHeading}</h1>
+${o.error ? alertOf(o.error) : statusOf(m.codeSent(o.contact, o.minutes))}
+<form method="post" action="${href(p, '/rights/sign-in/verify')}">
+${csrfField(p)}
+<input type="hidden" name="next" value="${o.next}">
+<input type="hidden" name="contact" value="${o.contact}">
+<label for="code">${m.codeLabel}</label>
+<input type="text" class="code" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+<button type="submit">${m.verify}</button>
+</form>
+<form method="post" action="${href(p, '/rights/sign-in')}">
+${csrfField(p)}
+<input type="hidden" name="next" value="${o.next}">
+<input type="hidden" name="contact" value="${o.contact}">
+<button type="submit" class="secondary">${m.sendAnother}</button>
+</form>
+<p><a href="${href(p, '/rights')}">${m.otherContact}</a></p>`,
+  );
+}
+
+export interface ConsentView {
+  collection_point: { id: string; display_id: string; name: string; notice: string; notice_version: number };
+  consent_action: ConsentAction;
+  purposes: { id: string; name: string; required: boolean; granted: boolean }[];
+  given_at: Date;
+  consent_id: string;
+}
+
+/** Every consent with its state; withdraw is one button, changing is a form of checkboxes. */
+export function consentsPage(p: PageContext, consents: ConsentView[], o: { done?: string; error?: string } = {}): string {
+  const { m } = p;
+  const badge = (required: boolean) => (required ? html`<span class="badge required">${m.required}</span>` : html`<span class="badge">${m.optional}</span>`);
+  const item = (c: ConsentView, n: number) => {
+    const point = c.collection_point;
+    const action = (suffix: string) => href(p, `/rights/consents/${point.id}${suffix}`);
+    return html`<section class="consent" aria-labelledby="cp-${n}">
+<h2 id="cp-${n}">${point.name}</h2>
+<p><span class="state">${m.state[c.consent_action]}</span> · ${m.since} ${formatTime(m, new Date(c.given_at))}</p>
+<ul class="purposes">${c.purposes.map((pp) => html`<li>${pp.name}${badge(pp.required)}: <strong>${pp.granted ? m.agreed : m.notAgreed}</strong></li>`)}</ul>
+${c.consent_action === 'revoked'
+  ? null
+  : html`<form method="post" action="${action('/withdraw')}">
+${csrfField(p)}
+<button type="submit" class="danger">${m.withdraw(point.name)}</button>
+</form>`}
+<details>
+<summary>${m.noticeVersion(point.notice_version)}</summary>
+<p class="notice">${point.notice}</p>
+</details>
+<details>
+<summary>${m.changeHeading}</summary>
+<form method="post" action="${action('')}">
+${csrfField(p)}
+<fieldset>
+<legend>${m.changeHeading}: ${point.name}</legend>
+<p>${m.changeIntro}</p>
+${c.purposes.map(
+  (pp, i) => html`<div class="choice"><input type="checkbox" id="cp-${n}-${i}" name="purpose" value="${pp.id}"${pp.granted ? new Html(' checked') : null}>
+<label for="cp-${n}-${i}">${pp.name}${badge(pp.required)}</label></div>`,
+)}
+</fieldset>
+<button type="submit">${m.saveChoices(point.name)}</button>
+</form>
+</details>
+</section>`;
+  };
+  return layout(
+    p,
+    m.consentsHeading,
+    html`<h1>${m.consentsHeading}</h1>
+${statusOf(o.done)}
+${alertOf(o.error)}
+<p>${m.consentsIntro}</p>
+${consents.length === 0 ? html`<p>${m.noConsents}</p>` : consents.map(item)}`,
+    'consents',
+  );
+}
+
+export function messagePage(p: PageContext, kind: 'not_found' | 'forbidden' | 'error'): string {
+  const { m } = p;
+  const [title, text] = kind === 'not_found' ? [m.notFoundTitle, m.notFoundBody] : kind === 'forbidden' ? [m.forbiddenTitle, m.forbiddenBody] : [m.errorTitle, m.errorBody];
+  return layout(p, title, html`<h1>${title}</h1><p>${text}</p><p><a href="${href(p, '/rights')}">${m.backHome}</a></p>`);
+}

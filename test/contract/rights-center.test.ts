@@ -1,0 +1,453 @@
+// The Rights Center (contract §7, issue 15 item 6) through HTTP on both stores, as a browser without
+// JavaScript uses it: sign-in with a code (to a phone or an email on file) or with ?token=, the session
+// cookie, sign-out, CSRF on every form, the contact person and the language switch on every page, the
+// consents (state, change, withdraw in one POST), and another person's records answering 404.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { LightMyRequestResponse } from 'fastify';
+import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
+
+type Tenant = TestOrg & { key: string };
+type Res = LightMyRequestResponse;
+const MINUTE = 60_000;
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => t?.close());
+
+async function api(a: Tenant, method: 'GET' | 'POST' | 'PUT', url: string, body?: object) {
+  const res = await t.call({ method, url, org: a, key: a.key, body });
+  expect(res.statusCode, res.body).toBeLessThan(300);
+  return res.json();
+}
+
+interface Point {
+  id: string;
+  purposeIds: string[];
+}
+
+/** A collection point with a required and an optional purpose. */
+async function point(a: Tenant, name = 'Sign-up'): Promise<Point> {
+  const asset = await api(a, 'POST', '/api/v1/assets', { name: `Website ${name}`, kind: 'website' });
+  const cp = await api(a, 'POST', '/api/v1/collection-points', {
+    asset_id: asset.id,
+    name,
+    notice: 'We use your data to run your account. <b>not bold</b>',
+    purposes: [{ name: 'Account', required: true }, { name: 'Offers' }],
+  });
+  return { id: cp.id, purposeIds: cp.purposes.map((p: { id: string }) => p.id) };
+}
+
+async function consent(a: Tenant, p: Point, dpId: string, granted: boolean[] = [true, true]) {
+  return api(a, 'POST', `/consent/${p.id}/consent`, { dp_id: dpId, purposes: p.purposeIds.map((id, i) => ({ id, granted: granted[i] })) });
+}
+
+async function mint(a: Tenant, dpId: string): Promise<string> {
+  return (await api(a, 'POST', `/api/v1/data-principals/${dpId}/tokens`, {})).access_token;
+}
+
+async function lastCodeFor(a: TestOrg, recipient: string): Promise<string | null> {
+  const rows = await t.db.system.query<{ body: string }>(
+    'select body from outbound_messages where org_id = $1 and recipient = $2 order by created_at desc, id desc limit 1',
+    [a.id, recipient],
+  );
+  return rows[0] ? rows[0].body : null;
+}
+
+const records = async (a: TestOrg) =>
+  t.db.system.query<Record<string, unknown>>('select dp_id, collection_point_id, consent_action, purposes, channel from consent_records where org_id = $1 order by created_at, id', [a.id]);
+
+/** A browser without JavaScript: keeps the cookie, reads each page's CSRF token, follows nothing by itself. */
+function browser(a: TestOrg, headers: Record<string, string> = {}) {
+  let cookie: string | null = null;
+  let csrf: string | null = null;
+  const keep = (res: Res) => {
+    const set = res.headers['set-cookie'];
+    if (typeof set === 'string') cookie = set.split(';')[0]!;
+    csrf = /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? csrf;
+    return res;
+  };
+  return {
+    get cookie() {
+      return cookie;
+    },
+    get csrf() {
+      return csrf;
+    },
+    set cookie(value: string | null) {
+      cookie = value;
+    },
+    async get(url: string) {
+      return keep(await t.app.inject({ method: 'GET', url, headers: { host: a.host, ...headers, ...(cookie ? { cookie } : {}) } }));
+    },
+    async post(url: string, fields: Record<string, string | string[]> = {}, options: { csrf?: string | false } = {}) {
+      const form = new URLSearchParams();
+      const token = options.csrf === undefined ? csrf : options.csrf;
+      if (token) form.append('csrf', token);
+      for (const [k, val] of Object.entries(fields)) for (const one of [val].flat()) form.append(k, one);
+      return keep(
+        await t.app.inject({
+          method: 'POST',
+          url,
+          headers: { host: a.host, 'content-type': 'application/x-www-form-urlencoded', ...headers, ...(cookie ? { cookie } : {}) },
+          payload: form.toString(),
+        }),
+      );
+    },
+  };
+}
+
+/** Signed in with a token minted for dpId, the way an app's link does it. */
+async function signedIn(a: Tenant, dpId: string) {
+  const b = browser(a);
+  const res = await b.get(`/rights?token=${await mint(a, dpId)}`);
+  expect(res.statusCode).toBe(303);
+  await b.get('/rights');
+  return b;
+}
+
+const main = (body: string) => /<main>\n([\s\S]*)\n<\/main>/.exec(body)![1]!;
+const footer = (body: string) => /<footer>\n([\s\S]*)\n<\/footer>/.exec(body)![1]!;
+
+describe('sign-in with a code', () => {
+  test('phone on file: the sign-in page, a code by SMS, the code form, signed in with a session cookie', async () => {
+    const a = await t.tenant();
+    await api(a, 'PUT', '/api/v1/data-principals/dp-1', { phone: '9876543210' });
+    const b = browser(a);
+
+    const page = await b.get('/rights');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.headers['content-security-policy']).toMatch(/^default-src 'none';style-src 'sha256-[A-Za-z0-9+/=]+';form-action 'self';frame-ancestors 'none';base-uri 'none'$/);
+    expect(page.headers['set-cookie']).toMatch(/^assent_rights=[\w-]{43}; Path=\/rights; HttpOnly; SameSite=Lax; Max-Age=86400$/);
+    expect(page.body).not.toContain('<script');
+    expect(main(page.body)).toBe(`<h1>Sign in</h1>
+
+<p>See and change the consents you gave ${a.slug}, withdraw them, make a request about your data, and appoint a nominee. We send a 6-digit code to the phone number or email address ${a.slug} has on file for you.</p>
+
+<form method="post" action="/rights/sign-in?lang=en">
+<input type="hidden" name="csrf" value="${b.csrf}">
+<input type="hidden" name="next" value="/rights">
+<label for="contact">Phone number or email address</label>
+<p class="hint" id="contact-hint">For example +919876543210 or name@example.com</p>
+<input type="text" id="contact" name="contact" autocomplete="username" aria-describedby="contact-hint" maxlength="254" required value="">
+<button type="submit">Send code</button>
+</form>`);
+
+    const sent = await b.post('/rights/sign-in?lang=en', { contact: '98765 43210', next: '/rights' });
+    expect(sent.statusCode).toBe(200);
+    expect(main(sent.body)).toContain('<p class="ok" role="status">If 98765 43210 is on file, a 6-digit code is on its way. It is valid for 10 minutes.</p>');
+    expect(main(sent.body)).toContain('<input type="hidden" name="contact" value="98765 43210">');
+    const sms = (await lastCodeFor(a, '+919876543210'))!;
+    const code = /\b(\d{6})\b/.exec(sms)![1]!;
+    expect(sms).toBe(`${code} is your code to sign in to ${a.slug}'s Rights Center. It is valid for 10 minutes. Do not share it with anyone.`);
+
+    const verified = await b.post('/rights/sign-in/verify?lang=en', { contact: '98765 43210', code, next: '/rights' });
+    expect(verified.statusCode).toBe(303);
+    expect(verified.headers.location).toBe('/rights?lang=en');
+    expect(verified.headers['set-cookie']).toMatch(/^assent_rights=[\w-]{43}\.dpt_[0-9A-Za-z]{32}; Path=\/rights; HttpOnly; SameSite=Lax; Max-Age=3600$/);
+
+    const home = await b.get('/rights');
+    expect(home.statusCode).toBe(200);
+    expect(main(home.body)).toContain('<h1>Your consents</h1>');
+    expect(main(home.body)).toContain('You have no consent on record with this organization.');
+    expect(home.body).toContain('<form method="post" action="/rights/sign-out?lang=en">');
+    // The sign-in is the person's own act, in the audit log.
+    const audit = await t.db.system.query<{ actor_type: string; action: string }>("select actor_type, action from audit_log where org_id = $1 and action = 'data_principal.signed_in'", [a.id]);
+    expect(audit).toEqual([{ actor_type: 'data_principal', action: 'data_principal.signed_in' }]);
+  });
+
+  test('email on file, in Hindi: the code goes by email, worded in Hindi', async () => {
+    const a = await t.tenant();
+    await api(a, 'PUT', '/api/v1/data-principals/dp-2', { email: 'asha@example.com' });
+    const b = browser(a);
+    const page = await b.get('/rights?lang=hi');
+    expect(page.body).toContain('<html lang="hi">');
+    expect(main(page.body)).toContain('<h1>साइन इन करें</h1>');
+    await b.post('/rights/sign-in?lang=hi', { contact: 'Asha@Example.com' });
+    const mail = (await lastCodeFor(a, 'asha@example.com'))!;
+    const code = /\b(\d{6})\b/.exec(mail)![1]!;
+    expect(mail).toBe(`${a.slug} के अधिकार केंद्र में साइन इन करने के लिए आपका कोड ${code} है। यह 10 मिनट तक मान्य है। इसे किसी के साथ साझा न करें।`);
+    const verified = await b.post('/rights/sign-in/verify?lang=hi', { contact: 'Asha@Example.com', code });
+    expect(verified.headers.location).toBe('/rights?lang=hi');
+    expect(main((await b.get('/rights?lang=hi')).body)).toContain('<h1>आपकी सहमतियाँ</h1>');
+  });
+
+  test('an unknown contact gets the same page and no message; a malformed one is asked again (400)', async () => {
+    const a = await t.tenant();
+    const b = browser(a);
+    await b.get('/rights');
+    const unknown = await b.post('/rights/sign-in', { contact: '+919999999999' });
+    expect(unknown.statusCode).toBe(200);
+    expect(main(unknown.body)).toContain('If +919999999999 is on file, a 6-digit code is on its way.');
+    expect(await lastCodeFor(a, '+919999999999')).toBeNull();
+    const wrong = await b.post('/rights/sign-in/verify', { contact: '+919999999999', code: '123456' });
+    expect(wrong.statusCode).toBe(401);
+    expect(main(wrong.body)).toContain('<p class="alert" role="alert">That code is not right, or it has expired. Check it, or send a new code.</p>');
+    const bad = await b.post('/rights/sign-in', { contact: '12345' });
+    expect(bad.statusCode).toBe(400);
+    expect(main(bad.body)).toContain('<p class="alert" role="alert">Enter a phone number (10 digits, or + and the country code) or an email address.</p>');
+    expect(main(bad.body)).toContain('value="12345"');
+  });
+
+  test('a wrong code is refused (401); a resend within 30 s is refused with Retry-After (429), the code form kept', async () => {
+    const a = await t.tenant();
+    await api(a, 'PUT', '/api/v1/data-principals/dp-3', { phone: '+919800000003' });
+    const b = browser(a);
+    await b.get('/rights');
+    await b.post('/rights/sign-in', { contact: '+919800000003' });
+    const code = /\b(\d{6})\b/.exec((await lastCodeFor(a, '+919800000003'))!)![1]!;
+    const wrong = await b.post('/rights/sign-in/verify', { contact: '+919800000003', code: code === '000000' ? '111111' : '000000' });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+    t.clock.advance(10_000);
+    const again = await b.post('/rights/sign-in', { contact: '+919800000003' });
+    expect(again.statusCode).toBe(429);
+    expect(again.headers['retry-after']).toBe('20');
+    expect(main(again.body)).toContain('<p class="alert" role="alert">A code was sent a moment ago. Please wait 20 seconds before asking for another.</p>');
+    expect(main(again.body)).toContain('<label for="code">6-digit code</label>');
+    // The first code still works.
+    expect((await b.post('/rights/sign-in/verify', { contact: '+919800000003', code })).statusCode).toBe(303);
+  });
+
+  test('a sign-in leads back to the page asked for; never off the Rights Center', async () => {
+    const a = await t.tenant();
+    await api(a, 'PUT', '/api/v1/data-principals/dp-4', { phone: '+919800000004' });
+    const b = browser(a);
+    await b.get('/rights');
+    await b.post('/rights/sign-in', { contact: '+919800000004', next: '//evil.example/rights' });
+    const code = /\b(\d{6})\b/.exec((await lastCodeFor(a, '+919800000004'))!)![1]!;
+    const res = await b.post('/rights/sign-in/verify', { contact: '+919800000004', code, next: 'https://evil.example/' });
+    expect(res.headers.location).toBe('/rights?lang=en');
+  });
+});
+
+describe('sign-in with ?token=', () => {
+  test('a minted token signs in, the URL is left without it, the cookie lives as long as the token', async () => {
+    const a = await t.tenant();
+    const token = (await api(a, 'POST', '/api/v1/data-principals/dp-9/tokens', { ttl_seconds: 600 })).access_token;
+    const b = browser(a);
+    const res = await b.get(`/rights?token=${token}&lang=hi`);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/rights?lang=hi');
+    expect(res.headers['set-cookie']).toMatch(new RegExp(`^assent_rights=[\\w-]{43}\\.${token}; Path=/rights; HttpOnly; SameSite=Lax; Max-Age=600$`));
+    const home = await b.get('/rights');
+    expect(main(home.body)).toContain('<h1>Your consents</h1>');
+  });
+
+  test('an unknown or another organization\'s token: 401 and the sign-in form', async () => {
+    const a = await t.tenant();
+    const other = await t.tenant();
+    const foreign = await mint(other, 'dp-1');
+    for (const token of [foreign, 'dpt_' + 'x'.repeat(32), 'nonsense']) {
+      const res = await browser(a).get(`/rights?token=${token}`);
+      expect(res.statusCode).toBe(401);
+      expect(main(res.body)).toContain('<p class="alert" role="alert">This sign-in link has expired or is not valid. Sign in with a code instead.</p>');
+      expect(res.headers['set-cookie']).not.toContain('dpt_');
+    }
+  });
+
+  test('when the token expires the session ends: 401, sign in again, the token dropped from the cookie', async () => {
+    const a = await t.tenant();
+    const b = browser(a);
+    await b.get(`/rights?token=${(await api(a, 'POST', '/api/v1/data-principals/dp-9/tokens', { ttl_seconds: 60 })).access_token}`);
+    t.clock.advance(61_000);
+    const res = await b.get('/rights');
+    expect(res.statusCode).toBe(401);
+    expect(main(res.body)).toContain('<p class="alert" role="alert">Your session has ended. Please sign in again.</p>');
+    expect(b.cookie).toMatch(/^assent_rights=[\w-]{43}$/);
+  });
+
+  test('sign-out drops the token; the next page is the sign-in form', async () => {
+    const a = await t.tenant();
+    const b = await signedIn(a, 'dp-1');
+    const res = await b.post('/rights/sign-out?lang=en');
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/rights?lang=en&done=signed-out');
+    expect(b.cookie).toMatch(/^assent_rights=[\w-]{43}$/);
+    const page = await b.get('/rights?lang=en&done=signed-out');
+    expect(page.statusCode).toBe(200);
+    expect(main(page.body)).toContain('<p class="ok" role="status">You are signed out.</p>');
+    expect(main(page.body)).toContain('<h1>Sign in</h1>');
+  });
+});
+
+describe('every page', () => {
+  test('shows the contact person (DPDP Rule 9), or says there is none', async () => {
+    const a = await t.tenant();
+    const b = browser(a);
+    expect(footer((await b.get('/rights')).body)).toBe(`<h2>Who to contact</h2><p>${a.slug} has not named a contact person yet.</p>`);
+    await api(a, 'PUT', '/api/v1/organization/dpo', { full_name: 'Meera <DPO>', email: 'DPO@Example.com', phone: '+919811111111', working_hours: 'Mon-Fri 9-5', response_time: '7 days' });
+    const expected = `<h2>Who to contact</h2>
+<p>Meera &lt;DPO&gt;</p>
+<dl>
+<dt>Email</dt><dd><a href="mailto:dpo@example.com">dpo@example.com</a></dd>
+<dt>Phone</dt><dd><a href="tel:+919811111111">+919811111111</a></dd>
+<dt>Working hours</dt><dd>Mon-Fri 9-5</dd>
+<dt>Response time</dt><dd>7 days</dd>
+</dl>`;
+    expect(footer((await b.get('/rights')).body)).toBe(expected);
+    const s = await signedIn(a, 'dp-1');
+    expect(footer((await s.get('/rights')).body)).toBe(expected);
+    expect(footer((await s.post('/rights/consents/nope/withdraw')).body)).toBe(expected);
+  });
+
+  test('the language switch keeps the page; Accept-Language chooses when ?lang= does not', async () => {
+    const a = await t.tenant();
+    const res = await browser(a, { 'accept-language': 'hi-IN,hi;q=0.9,en;q=0.5' }).get('/rights');
+    expect(res.body).toContain('<html lang="hi">');
+    expect(res.body).toContain('<nav aria-label="भाषा"><a href="/rights?lang=en" lang="en" hreflang="en">English</a><a href="/rights?lang=hi" lang="hi" aria-current="true">हिन्दी</a></nav>');
+  });
+
+  test('a host that names no organization: 404', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/rights', headers: { host: 'nobody-here.localhost' } });
+    expect(res.statusCode).toBe(404);
+    expect(main(res.body)).toContain('<h1>Page not found</h1>');
+  });
+
+  test('CSRF: a form without the token, with another session\'s, or without the cookie is refused (403) and changes nothing', async () => {
+    const a = await t.tenant();
+    const p = await point(a);
+    await consent(a, p, 'dp-1');
+    const b = await signedIn(a, 'dp-1');
+    const other = await signedIn(a, 'dp-1');
+    const before = await records(a);
+    const cases: Res[] = [
+      await b.post(`/rights/consents/${p.id}/withdraw`, {}, { csrf: false }),
+      await b.post(`/rights/consents/${p.id}/withdraw`, {}, { csrf: other.csrf! }),
+      await b.post(`/rights/consents/${p.id}`, { purpose: p.purposeIds }, { csrf: 'x'.repeat(43) }),
+      await b.post('/rights/sign-out', {}, { csrf: false }),
+    ];
+    const noCookie = browser(a);
+    cases.push(await noCookie.post('/rights/sign-in', { contact: '+919800000001' }, { csrf: b.csrf! }));
+    for (const res of cases) {
+      expect(res.statusCode).toBe(403);
+      expect(main(res.body)).toContain('<h1>Please try again</h1>');
+    }
+    expect(await records(a)).toEqual(before);
+    expect(main((await b.get('/rights')).body)).toContain('<h1>Your consents</h1>');
+  });
+});
+
+describe('consents', () => {
+  test('every consent with its current state, purposes, notice, a one-step withdraw form and a change form', async () => {
+    const a = await t.tenant();
+    const p = await point(a);
+    const given = await consent(a, p, 'dp-1', [true, false]);
+    const b = await signedIn(a, 'dp-1');
+    const res = await b.get('/rights');
+    expect(res.statusCode).toBe(200);
+    const at = new Date(given.created_at);
+    const when = new Intl.DateTimeFormat('en-IN', { dateStyle: 'long', timeStyle: 'long', timeZone: 'UTC' }).format(at);
+    expect(main(res.body)).toBe(`<h1>Your consents</h1>
+
+
+<p>Every consent you have given here, as it stands now. You can change your choices or withdraw at any time; withdrawing is one click.</p>
+<section class="consent" aria-labelledby="cp-0">
+<h2 id="cp-0">Sign-up</h2>
+<p><span class="state">You agreed to some purposes</span> · Since <time datetime="${at.toISOString()}">${when}</time></p>
+<ul class="purposes"><li>Account<span class="badge required">Required</span>: <strong>Agreed</strong></li><li>Offers<span class="badge">Optional</span>: <strong>Not agreed</strong></li></ul>
+<form method="post" action="/rights/consents/${p.id}/withdraw?lang=en">
+<input type="hidden" name="csrf" value="${b.csrf}">
+<button type="submit" class="danger">Withdraw consent: Sign-up</button>
+</form>
+<details>
+<summary>Notice (version 1)</summary>
+<p class="notice">We use your data to run your account. &lt;b&gt;not bold&lt;/b&gt;</p>
+</details>
+<details>
+<summary>Change your choices</summary>
+<form method="post" action="/rights/consents/${p.id}?lang=en">
+<input type="hidden" name="csrf" value="${b.csrf}">
+<fieldset>
+<legend>Change your choices: Sign-up</legend>
+<p>Tick each purpose you agree to. If you do not agree to a required purpose, your consent is recorded as declined.</p>
+<div class="choice"><input type="checkbox" id="cp-0-0" name="purpose" value="${p.purposeIds[0]}" checked>
+<label for="cp-0-0">Account<span class="badge required">Required</span></label></div><div class="choice"><input type="checkbox" id="cp-0-1" name="purpose" value="${p.purposeIds[1]}">
+<label for="cp-0-1">Offers<span class="badge">Optional</span></label></div>
+</fieldset>
+<button type="submit">Save my choices: Sign-up</button>
+</form>
+</details>
+</section>`);
+  });
+
+  test('withdraw is one POST: a revoked record for this person, channel rights_center, the person as the audit actor', async () => {
+    const a = await t.tenant();
+    const p = await point(a);
+    await consent(a, p, 'dp-1');
+    const b = await signedIn(a, 'dp-1');
+    t.clock.advance(MINUTE);
+    const res = await b.post(`/rights/consents/${p.id}/withdraw?lang=en`);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`/rights?lang=en&done=withdrawn&cp=${p.id}`);
+    expect(await records(a)).toEqual([
+      { dp_id: 'dp-1', collection_point_id: p.id, consent_action: 'approved', purposes: p.purposeIds.map((id) => ({ id, granted: true })), channel: 'api' },
+      { dp_id: 'dp-1', collection_point_id: p.id, consent_action: 'revoked', purposes: p.purposeIds.map((id) => ({ id, granted: false })), channel: 'rights_center' },
+    ]);
+    const audit = await t.db.system.query<{ actor_type: string }>("select actor_type from audit_log where org_id = $1 and action = 'consent.withdrawn'", [a.id]);
+    expect(audit).toEqual([{ actor_type: 'data_principal' }]);
+    const page = await b.get(res.headers.location as string);
+    expect(main(page.body)).toContain('<p class="ok" role="status">Your consent for Sign-up is withdrawn.</p>');
+    expect(main(page.body)).toContain('<span class="state">Withdrawn</span>');
+    expect(main(page.body)).not.toContain('Withdraw consent: Sign-up');
+    // Again: already withdrawn (409), nothing recorded.
+    const again = await b.post(`/rights/consents/${p.id}/withdraw`);
+    expect(again.statusCode).toBe(409);
+    expect(main(again.body)).toContain('<p class="alert" role="alert">This consent was already withdrawn.</p>');
+    expect(await records(a)).toHaveLength(2);
+  });
+
+  test('change: the ticked purposes are agreed, the others not; a required one left out makes it declined', async () => {
+    const a = await t.tenant();
+    const p = await point(a);
+    await consent(a, p, 'dp-1', [true, false]);
+    const b = await signedIn(a, 'dp-1');
+    const res = await b.post(`/rights/consents/${p.id}?lang=hi`, { purpose: p.purposeIds });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`/rights?lang=hi&done=changed&cp=${p.id}`);
+    expect(main((await b.get(res.headers.location as string)).body)).toContain('<p class="ok" role="status">Sign-up के लिए आपके विकल्प सहेज लिए गए हैं।</p>');
+    await b.post(`/rights/consents/${p.id}`, { purpose: p.purposeIds[1]! });
+    expect((await records(a)).slice(1)).toEqual([
+      { dp_id: 'dp-1', collection_point_id: p.id, consent_action: 'approved', purposes: p.purposeIds.map((id) => ({ id, granted: true })), channel: 'rights_center' },
+      { dp_id: 'dp-1', collection_point_id: p.id, consent_action: 'declined', purposes: [{ id: p.purposeIds[0], granted: false }, { id: p.purposeIds[1], granted: true }], channel: 'rights_center' },
+    ]);
+  });
+
+  test("another person's consent, or an unknown collection point: 404, nothing recorded; the list shows only one's own", async () => {
+    const a = await t.tenant();
+    const mine = await point(a, 'Mine');
+    const theirs = await point(a, 'Theirs');
+    await consent(a, mine, 'dp-1');
+    await consent(a, theirs, 'dp-2');
+    const b = await signedIn(a, 'dp-1');
+    const list = main((await b.get('/rights')).body);
+    expect(list).toContain('<h2 id="cp-0">Mine</h2>');
+    expect(list).not.toContain('Theirs');
+    const before = await records(a);
+    for (const res of [
+      await b.post(`/rights/consents/${theirs.id}/withdraw`),
+      await b.post(`/rights/consents/${theirs.id}`, { purpose: theirs.purposeIds }),
+      await b.post('/rights/consents/00000000-0000-7000-8000-000000000000/withdraw'),
+      await b.post('/rights/consents/not-a-point'),
+    ]) {
+      expect(res.statusCode).toBe(404);
+      expect(main(res.body)).toContain('<h1>Page not found</h1>');
+    }
+    expect(await records(a)).toEqual(before);
+  });
+
+  test('signed out, a form that acts for the person asks to sign in again (401) and records nothing', async () => {
+    const a = await t.tenant();
+    const p = await point(a);
+    await consent(a, p, 'dp-1');
+    const b = browser(a);
+    await b.get('/rights');
+    const res = await b.post(`/rights/consents/${p.id}/withdraw`);
+    expect(res.statusCode).toBe(401);
+    expect(main(res.body)).toContain('<h1>Sign in</h1>');
+    expect(await records(a)).toHaveLength(1);
+  });
+});
