@@ -135,7 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   organizationRoutes(app, accounts);
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  registerGrievances(app, { db, clock });
+  registerGrievances(app, { db, clock, publicUrl: config.publicUrl });
   registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });

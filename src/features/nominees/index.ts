@@ -1,6 +1,6 @@
 // Nominees: the feature's only public surface.
 import type { FastifyInstance } from 'fastify';
-import { nomineeRoutes } from './routes.js';
+import { nomineeRoutes, principalNomineeRoutes } from './routes.js';
 import { createNomineeService, type NomineeServiceDeps } from './service.js';
 
 export { createNomineeService, type NomineeService } from './service.js';
@@ -9,5 +9,6 @@ export { RELATIONSHIPS, NOMINEE_STATUSES } from './schemas.js';
 export function registerNominees(app: FastifyInstance, deps: NomineeServiceDeps) {
   const service = createNomineeService(deps);
   nomineeRoutes(app, service);
+  principalNomineeRoutes(app, service);
   return service;
 }
