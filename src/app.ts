@@ -8,6 +8,7 @@ import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
 import { installHealth } from './platform/http/health.js';
+import { createIdempotencyPurge, idempotencyAwareDatabase, installIdempotency, type IdempotencyPurge } from './platform/http/idempotency.js';
 import { installAccessControl, type RouteAccessEntry } from './platform/auth/access.js';
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
 import { createApiKeyVerifier } from './platform/auth/api-key-verifier.js';
@@ -40,6 +41,10 @@ import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
+import { registerWebhooks } from './features/webhooks/index.js';
+import { createWebhookWorker, type WebhookWorker } from './platform/webhooks/worker.js';
+import { secretBox } from './platform/webhooks/secrets.js';
+import type { AddressPolicy } from './platform/webhooks/address-guard.js';
 
 export interface AppDeps {
   config: Config;
@@ -60,7 +65,9 @@ export const MAX_PARAM_LENGTH = 255 * 12;
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, db } = deps;
+  const { config } = deps;
+  // Inside an idempotent request, the services' tenant work joins the request's transaction.
+  const db = idempotencyAwareDatabase(deps.db);
   const clock = deps.clock ?? systemClock;
   const app = Fastify({
     logger:
@@ -108,12 +115,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config.redisUrl
       ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })
       : createMemoryCounter({ windowMs: LOGIN_WINDOW_MS, clock });
-  const failuresByEmail = counter('login-email');
+  // Keyed by a hash of the email with the address (loginPairKey): no email in plain text in Redis.
+  const failuresByEmail = counter('login-pair');
   const failuresByAddress = counter('login-address');
   app.addHook('onClose', async () => {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
   });
   const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
+  installIdempotency(app, { db: deps.db, clock });
+  // Started by main.ts (tests call runOnce); stopped with the app.
+  const idempotencyPurge = createIdempotencyPurge(deps.db, clock, app.log);
+  app.addHook('onClose', () => idempotencyPurge.stop());
+  app.decorate('idempotencyPurge', idempotencyPurge);
 
   installHealth(app, db, { tenantRole: config.rls });
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
@@ -173,6 +186,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => outbox.stop());
   app.decorate('outbox', outbox);
   registerAudit(app, { db, clock });
+  // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
+  const webhookSecrets = secretBox(config.secretKey);
+  const webhookPolicy: AddressPolicy = {
+    allowPrivate: config.webhookAllowPrivate,
+    ownHosts: [...new Set([config.baseDomain, config.publicUrl.hostname.toLowerCase()])],
+  };
+  registerWebhooks(app, { db, clock, secrets: webhookSecrets, policy: webhookPolicy });
+  const webhooks = createWebhookWorker({ db, clock, secrets: webhookSecrets, policy: webhookPolicy, log: app.log });
+  app.addHook('onClose', () => webhooks.stop());
+  app.decorate('webhooks', webhooks);
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
   app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals });
@@ -190,8 +213,12 @@ declare module 'fastify' {
       sessions: SessionService;
       dataPrincipals: DataPrincipalService;
     };
+    /** Deletes Idempotency-Key answers older than 24 hours (hourly once started). */
+    idempotencyPurge: IdempotencyPurge;
     /** Delivers the outbox (outbound_messages) through the message provider. */
     outbox: OutboxWorker;
+    /** Sends pending webhook deliveries. */
+    webhooks: WebhookWorker;
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];
   }

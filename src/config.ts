@@ -23,6 +23,10 @@ export interface Config {
   readonly metricsPort: number | null;
   /** METRICS_PER_ORG=1: request metrics carry the organization's slug as a label. */
   readonly metricsPerOrg: boolean;
+  /** WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may point at private, loopback or link-local addresses and at this service. */
+  readonly webhookAllowPrivate: boolean;
+  /** ASSENT_SECRET_KEY: when set, webhook signing secrets are stored encrypted with a key derived from it. */
+  readonly secretKey: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -100,6 +104,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     emailWebhookUrl,
     metricsPort,
     metricsPerOrg: ['1', 'true', 'yes', 'on'].includes((env.METRICS_PER_ORG || '').toLowerCase()),
+    webhookAllowPrivate: ['1', 'true', 'yes', 'on'].includes((env.WEBHOOK_ALLOW_PRIVATE || '').toLowerCase()),
+    secretKey: env.ASSENT_SECRET_KEY ? env.ASSENT_SECRET_KEY : null,
   });
 }
 

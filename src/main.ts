@@ -30,6 +30,8 @@ export async function serve(config: Config): Promise<void> {
     }
     // Stopped by app.close() (an onClose hook), before the store is closed.
     app.outbox.start();
+    app.webhooks.start();
+    app.idempotencyPurge.start();
   } catch (e) {
     await app?.close().catch(() => {});
     await metrics?.close();

@@ -11,7 +11,10 @@ export interface WindowCount {
 
 export interface WindowCounter {
   peek(key: string): Promise<WindowCount>;
+  /** Atomic: concurrent increments each see their own count. */
   increment(key: string): Promise<WindowCount>;
+  /** Takes one count back (never below 0, never starting a window). */
+  decrement(key: string): Promise<void>;
   reset(key: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -53,6 +56,10 @@ export function createMemoryCounter(options: { windowMs: number; clock: Clock; m
       e.count++;
       return { count: e.count, resetInMs: e.resetAt - now() };
     },
+    async decrement(key) {
+      const e = live(key);
+      if (e && e.count > 0) e.count--;
+    },
     async reset(key) {
       entries.delete(key);
     },
@@ -79,6 +86,9 @@ export function createRedisCounter(options: { url: string; windowMs: number; pre
         [null, number],
       ];
       return { count, resetInMs: ttl(pttl) };
+    },
+    async decrement(key) {
+      await redis.eval("if redis.call('exists', KEYS[1]) == 1 then return redis.call('decr', KEYS[1]) else return 0 end", 1, k(key));
     },
     async reset(key) {
       await redis.del(k(key));

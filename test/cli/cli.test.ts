@@ -1,8 +1,12 @@
 // Contract §6, the `assent` command: run for real (node bin/assent.mjs) on this project's store.
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { listMigrations } from '../../src/platform/db/migrate.js';
-import { cliJson, createCliStore, runCli, uniqueSlug, type CliStore } from './child.js';
+import { COMMANDS } from '../../src/cli/commands.js';
+import { cliJson, createCliStore, freePort, request, ROOT, runCli, uniqueSlug, type CliStore } from './child.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -233,5 +237,84 @@ describe('usage', () => {
     const r = await runCli(['org', 'create', uniqueSlug(), '--colour'], env);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/--colour/);
+  });
+});
+
+describe('help, version and groups (issue 20 item 7)', () => {
+  test('--version and `assent version` print the package version; exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['version']]) {
+      const r = await runCli(args, env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`assent ${version}\n`);
+    }
+  });
+
+  test('every command answers --help with its own usage and every option it takes; exit 0', async () => {
+    expect(COMMANDS.map((c) => c.name)).toEqual(expect.arrayContaining(['audit verify', 'org create', 'key create', 'key list', 'key revoke', 'user create', 'user set-password', 'member add', 'migrate', 'serve']));
+    const answers = await Promise.all(COMMANDS.map((c) => runCli([...c.name.split(' '), '--help'], env)));
+    COMMANDS.forEach((command, i) => {
+      const r = answers[i]!;
+      expect(r.code, `${command.name}: ${r.stderr}`).toBe(0);
+      expect(r.stdout.startsWith(`Usage: assent ${command.name}${command.args.map((a) => ` <${a}>`).join('')}`), r.stdout).toBe(true);
+      expect(r.stdout).not.toContain('Commands:');
+      for (const option of [...Object.keys(command.options), 'help']) expect(r.stdout, command.name).toContain(`--${option}`);
+    });
+    // -h and `assent help <command>` say the same.
+    expect((await runCli(['key', 'list', '-h'], env)).stdout).toBe(answers[COMMANDS.findIndex((c) => c.name === 'key list')]!.stdout);
+    expect((await runCli(['help', 'key', 'list'], env)).stdout).toBe(answers[COMMANDS.findIndex((c) => c.name === 'key list')]!.stdout);
+  });
+
+  test('serve --help starts nothing: exit 0 at once, the port stays closed, no data directory is made', async () => {
+    const port = await freePort();
+    const dataDir = join(tmpdir(), `assent-help-${uniqueSlug()}`);
+    const r = await runCli(['serve', '--help'], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' }, 20_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: assent serve\n/);
+    await expect(request(port, { method: 'GET', path: '/health', host: 'localhost' }, 2_000)).rejects.toThrow(/ECONNREFUSED/);
+    expect(() => readFileSync(join(dataDir, 'assent.lock'))).toThrow(/ENOENT/);
+  });
+
+  test('a group without a command lists its commands (exit 2; with --help exit 0); an unknown one is refused', async () => {
+    const org = await runCli(['org'], env);
+    expect(org.code).toBe(2);
+    expect(org.stdout).toMatch(/^Usage: assent org <command>/);
+    expect(org.stdout).toContain('org create <slug>');
+    const key = await runCli(['key', '--help'], env);
+    expect(key.code).toBe(0);
+    for (const sub of ['key create <slug>', 'key list <slug>', 'key revoke <slug> <key-id>']) expect(key.stdout).toContain(sub);
+    expect(key.stdout).not.toContain('org create');
+    const unknown = await runCli(['key', 'rotate', 'acme'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown command "key rotate acme"');
+    expect(unknown.stderr).toContain('key revoke <slug> <key-id>');
+  });
+
+  test("a command refuses another command's option and a missing required one: exit 2", async () => {
+    const scopes = await runCli(['org', 'create', uniqueSlug(), '--scopes', 'admin'], env);
+    expect(scopes.code).toBe(2);
+    expect(scopes.stderr).toMatch(/--scopes/);
+    const role = await runCli(['member', 'add', uniqueSlug(), 'someone@example.com'], env);
+    expect(role.code).toBe(2);
+    expect(role.stderr).toContain('member add needs --role owner|admin|member');
+  });
+
+  test('key list: one header and aligned columns, whatever the names and scopes', async () => {
+    const slug = await newOrg();
+    await cliJson(['key', 'create', slug, '--name', 'a', '--scopes', 'consent'], env);
+    await cliJson(['key', 'create', slug, '--name', 'a much longer key name', '--scopes', 'grievances,nominees,consent'], env);
+    const revoked = await cliJson(['key', 'create', slug, '--name', 'old'], env);
+    await cliJson(['key', 'revoke', slug, revoked.id], env);
+    const r = await runCli(['key', 'list', slug], env);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(4);
+    const header = lines[0]!;
+    expect(header).toMatch(/^ID +NAME +PREFIX +SCOPES +CREATED +STATUS$/);
+    for (const [title, pattern] of [['NAME', /(?<= {2})(a|a much longer key name|old)(?= )/], ['PREFIX', /ask_live_/], ['SCOPES', /(?<= {2})(consent|grievances,nominees,consent|admin)(?= )/], ['CREATED', /\d{4}-\d{2}-\d{2}T/], ['STATUS', /last used|revoked/]] as const) {
+      for (const line of lines.slice(1)) expect(line.search(pattern), `${title} in ${line}`).toBe(header.indexOf(title));
+    }
+    expect(lines[3]).toMatch(/revoked \d{4}-/);
+    expect(lines.every((l) => l === l.trimEnd())).toBe(true);
   });
 });

@@ -267,7 +267,10 @@ describe('platform endpoints', () => {
         for (const method of methods) {
           const response = doc.paths[path][method].responses['500'];
           expect(response, `${method} ${path}`).toBeDefined();
-          const schema = response.content['application/json'].schema;
+          // The error body is the named component Error (openapi-document.ts hoists titled schemas).
+          const use = response.content['application/json'].schema;
+          expect(use.$ref, `${method} ${path}`).toBe('#/components/schemas/Error');
+          const schema = doc.components.schemas.Error;
           expect(schema, `${method} ${path}`).toEqual(
             expect.objectContaining({
               type: 'object',

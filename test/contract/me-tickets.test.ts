@@ -147,6 +147,25 @@ describe('tickets (GET|POST /api/v1/me/grievances, GET /api/v1/me/grievances/{ti
   });
 });
 
+describe('Idempotency-Key with a data principal\'s token', () => {
+  test('a repeat replays their own answer; another person sending the same key and body gets their own ticket', async () => {
+    const a = await t.tenant();
+    const [one, two] = [await mint(a, 'dp-1'), await mint(a, 'dp-2')];
+    const send = (token: string) => t.call({ method: 'POST', url: '/api/v1/me/grievances', org: a, headers: { ...bearer(token), 'idempotency-key': 'same-key' }, body: TICKET });
+    const first = await send(one);
+    expect(first.statusCode).toBe(201);
+    const again = await send(one);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    const theirs = await send(two);
+    expect(theirs.statusCode).toBe(201);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(theirs.json()).toMatchObject({ client_user_id: 'dp-2' });
+    expect(theirs.json().ticket_id).not.toBe(first.json().ticket_id);
+  });
+});
+
 describe('nominees (GET|POST /api/v1/me/nominees, PATCH|DELETE /api/v1/me/nominees/{id})', () => {
   const expectedNominee = (dpId: string, extra: Record<string, unknown> = {}) => ({
     id: expect.stringMatching(UUID),

@@ -12,6 +12,7 @@ export const PAGES = {
   asset: '/assets/:assetId',
   collectionPoint: '/collection-points/:pointId',
   apiKeys: '/settings/api-keys',
+  webhooks: '/settings/webhooks',
   members: '/settings/members',
   auditLog: '/settings/audit-log',
 } as const;

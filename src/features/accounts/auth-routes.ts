@@ -29,7 +29,7 @@ export function authRoutes(app: FastifyInstance, sessions: SessionService): void
       tags: ['Authentication'],
       summary: 'Log in',
       description:
-        'Email and password to a token pair. A wrong password and an unknown email get the same 401. After 10 failures for one email, or 50 from one address, within 15 minutes: 429 with `Retry-After`.',
+        'Email and password to a token pair. A wrong password and an unknown email get the same 401. After 10 failures for one email from one address, or 50 attempts from one address, within 15 minutes: 429 with `Retry-After` (the owner signing in from another address is not held back). Attempts are counted before the password is checked, so concurrent attempts cannot pass the cap.',
       body: Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
       response: { 200: TokenPair, ...errorResponses(400, 401, 413, 415, 429) },
     },

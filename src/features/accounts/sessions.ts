@@ -1,6 +1,8 @@
 // Login sessions: opaque access tokens (1 hour) and rotating refresh tokens (30 days), stored as hashes.
 // Reusing a rotated refresh token ends the whole session; logout ends it at once. Failed logins are
-// throttled per email and per client address.
+// throttled per email and client address together (an attacker who knows an email cannot lock its owner
+// out elsewhere) and per client address.
+import { createHash } from 'node:crypto';
 import type { Database } from '../../platform/db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -19,6 +21,7 @@ import type { ScriptRunner } from '../../platform/db/types.js';
 export const ACCESS_TOKEN_SECONDS = 3600;
 export const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
 export const LOGIN_WINDOW_MS = 15 * 60_000;
+/** Failures for one email from one address (the owner elsewhere is never held back by them). */
 export const MAX_FAILURES_PER_EMAIL = 10;
 export const MAX_FAILURES_PER_ADDRESS = 50;
 
@@ -32,6 +35,7 @@ export interface TokenPair {
 export interface SessionDeps {
   db: Database;
   clock: Clock;
+  /** Keyed by loginPairKey(email, address). */
   failuresByEmail: WindowCounter;
   failuresByAddress: WindowCounter;
   /** Told when a session ends, so this process refuses its tokens at once. */
@@ -56,24 +60,34 @@ async function issueTokens(tx: ScriptRunner, sessionId: string, now: Date): Prom
   return { access_token: access.token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh.token };
 }
 
+/**
+ * The throttle's key for an email tried from an address: the email only as a hash (Redis keys are
+ * readable by whoever operates Redis), the address as is.
+ */
+export function loginPairKey(email: string, address: string): string {
+  return `${createHash('sha256').update(email).digest('hex').slice(0, 32)}|${address}`;
+}
+
 export function createSessionService({ db, clock, failuresByEmail, failuresByAddress, onSessionEnded }: SessionDeps) {
   /** Checks an email and password, throttled per email and per address: the user, or a 401 / 429. */
   async function authenticate(input: { email: string; password: string; address: string }): Promise<SignedInUser> {
     const email = input.email.trim().toLowerCase();
-    const [byEmail, byAddress] = await Promise.all([failuresByEmail.peek(email), failuresByAddress.peek(input.address)]);
-    const blocked = [byEmail.count >= MAX_FAILURES_PER_EMAIL ? byEmail : null, byAddress.count >= MAX_FAILURES_PER_ADDRESS ? byAddress : null];
-    const wait = Math.max(0, ...blocked.map((b) => b?.resetInMs ?? 0));
-    if (wait > 0) {
+    // Counted before the password is checked, atomically: concurrent attempts each take their own place,
+    // and the ones past the cap are refused without a password check.
+    const pair = loginPairKey(email, input.address);
+    const [byPair, byAddress] = await Promise.all([failuresByEmail.increment(pair), failuresByAddress.increment(input.address)]);
+    const blocked = [byPair.count > MAX_FAILURES_PER_EMAIL ? byPair : null, byAddress.count > MAX_FAILURES_PER_ADDRESS ? byAddress : null];
+    if (blocked.some(Boolean)) {
+      const wait = Math.max(1000, ...blocked.map((b) => b?.resetInMs ?? 0));
       throw new AppError('too_many_login_attempts', 'Too many login attempts', undefined, { 'Retry-After': String(Math.ceil(wait / 1000)) });
     }
     const rows = await db.system.query<{ id: string; password_hash: string }>('select id, password_hash from users where email = $1', [email]);
     const user = rows[0];
-    // Unknown email or wrong password: the same answer, after the same work.
+    // Unknown email or wrong password: the same answer, after the same work (the counts stay raised).
     if (!(await verifyPassword(input.password, user?.password_hash ?? null)) || !user) {
-      await Promise.all([failuresByEmail.increment(email), failuresByAddress.increment(input.address)]);
       throw new AppError('invalid_credentials', 'Invalid email or password');
     }
-    await failuresByEmail.reset(email);
+    await Promise.all([failuresByEmail.reset(pair), failuresByAddress.decrement(input.address)]);
     return { id: user.id, email };
   }
 

@@ -27,7 +27,7 @@ export function collectionPointRoutes(app: FastifyInstance, service: CollectionP
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post('/api/v1/assets', {
-    config: { access: changeAccess },
+    config: { access: changeAccess, idempotent: true },
     schema: {
       ...common,
       summary: 'Create an asset',
@@ -76,7 +76,7 @@ export function collectionPointRoutes(app: FastifyInstance, service: CollectionP
   });
 
   r.post('/api/v1/collection-points', {
-    config: { access: changeAccess },
+    config: { access: changeAccess, idempotent: true },
     schema: {
       ...common,
       summary: 'Create a collection point',

@@ -27,7 +27,7 @@ export function consentLinkRoutes(app: FastifyInstance, service: ConsentLinkServ
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post(BASE, {
-    config: { access: { apiKey: 'consent', bearer } },
+    config: { access: { apiKey: 'consent', bearer }, idempotent: true },
     schema: {
       ...common,
       summary: 'Create a consent link',
@@ -40,7 +40,7 @@ export function consentLinkRoutes(app: FastifyInstance, service: ConsentLinkServ
   });
 
   r.post(`${BASE}/duplicate/:request_id`, {
-    config: { access: { apiKey: 'consent', bearer } },
+    config: { access: { apiKey: 'consent', bearer }, idempotent: true },
     schema: {
       ...common,
       summary: 'Regenerate a consent link',

@@ -10,6 +10,7 @@ import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { maskPhone, normalisePhone } from '../../platform/phone.js';
 import { newOpaqueToken } from '../../platform/crypto/opaque-tokens.js';
 import { alongsideAudit } from '../audit/index.js';
+import { recordEvent } from '../../platform/webhooks/events.js';
 import { consentLinkRepo, createdRequest, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
 import { TIMESTAMP_MESSAGE, type ConsentAction, type DailyCountsInput, type CreateConsentLinkInput, type DuplicateConsentLinkInput, type HistoryQueryInput, type LinkStatus } from './schemas.js';
 
@@ -133,6 +134,13 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
           ]);
         }
         if (!point.created) throw new Error('consent request not created although its collection point passed the checks');
+        // The link itself (it carries a token) and the phone are never in an event.
+        await recordEvent(
+          tx,
+          'consent_link.created',
+          { request_id: requestId, event_id: eventId, asset_id: point.asset_id, collection_point_id: point.id, dp_id: input.dp_id ?? null, expires_at: expiresAt, channels: messages.map((m) => m.channel) },
+          at,
+        );
         return { request_id: requestId, event_id: eventId, consent_link: link, expires_at: expiresAt, delivery_status: deliveryStatus(messages) };
       });
     },

@@ -24,7 +24,7 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post('/consent/:collection_point_id/consent', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Record a consent',
@@ -41,7 +41,7 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
   });
 
   r.post('/consent/:collection_point_id/withdraw', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Withdraw a consent',
@@ -102,7 +102,7 @@ export function principalConsentRoutes(app: FastifyInstance, service: ConsentSer
   });
 
   r.post('/api/v1/me/consents/:collection_point_id', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...principal,
       summary: 'Give or change my consent',
@@ -118,7 +118,7 @@ export function principalConsentRoutes(app: FastifyInstance, service: ConsentSer
   });
 
   r.post('/api/v1/me/consents/:collection_point_id/withdraw', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...principal,
       summary: 'Withdraw my consent',

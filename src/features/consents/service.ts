@@ -10,6 +10,7 @@ import { uuidv7 } from '../../platform/ids.js';
 import { findCollectionPoint, type PurposeRow } from '../collection-points/index.js';
 import { completeLinkRequest, markLatestRequestRevoked, type ConsentAction } from '../consent-links/index.js';
 import { alongsideAudit } from '../audit/index.js';
+import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { consentRepo, principalConsentRepo, type ConsentChannel } from './repo.js';
 import type { RecordConsentInput } from './schemas.js';
 
@@ -86,7 +87,12 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
           targetId: id,
           details: { collection_point_id: point.id, consent_action: action, notice_version: point.notice_version, request_id: requestId, event_id: eventId, channel },
         };
-        return alongsideAudit(tx, ctx, at, event, inserting);
+        const consent = await alongsideAudit(tx, ctx, at, event, inserting);
+        await together(
+          recordEvent(tx, 'consent.recorded', { consent }, at),
+          ...(requestId === null ? [] : [recordEvent(tx, 'consent_link.completed', { request_id: requestId, event_id: eventId, consent_id: id, consent_action: action }, at)]),
+        );
+        return consent;
       });
     },
 
@@ -119,7 +125,9 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
           channel,
           at,
         });
-        return alongsideAudit(tx, ctx, at, event, inserting);
+        const consent = await alongsideAudit(tx, ctx, at, event, inserting);
+        await recordEvent(tx, 'consent.withdrawn', { consent, previous_consent_id: latest.consent_id }, at);
+        return consent;
       });
     },
 

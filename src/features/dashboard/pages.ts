@@ -12,6 +12,7 @@ export const DASHBOARD_PAGES = [
   '/assets/:asset_id',
   '/collection-points/:point_id',
   '/settings/api-keys',
+  '/settings/webhooks',
   '/settings/members',
   '/settings/audit-log',
 ] as const;

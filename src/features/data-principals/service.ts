@@ -13,6 +13,7 @@ import { uuidv7 } from '../../platform/ids.js';
 import { maskPhone, normalisePhone } from '../../platform/phone.js';
 import { newDpToken, sha256Hex } from '../../platform/crypto/opaque-tokens.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { codeRepo, contactPersonRepo, contactRepo, profileRepo, tokenRepo, type ContactPersonRow } from './repo.js';
 import type { CodeRequestInput, CodeVerifyInput, ContactInput } from './schemas.js';
 
@@ -99,12 +100,16 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
       const principalId = await tokenRepo(tx).insert({ dpId, newPrincipalId: uuidv7(), tokenHash: hash, source, at, expiresAt });
       // A minted token is the organization's act; a code sign-in is the person's own.
       const actorCtx: TenantContext = source === 'code' ? { ...ctx, actor: { type: 'data_principal', id: principalId, dpId } } : ctx;
-      await recordAudit(tx, actorCtx, at, {
-        action: source === 'code' ? 'data_principal.signed_in' : 'data_principal.token_issued',
-        targetType: 'data_principal',
-        targetId: principalId,
-        details: { method: source, expires_in: ttlSeconds },
-      });
+      await together(
+        recordAudit(tx, actorCtx, at, {
+          action: source === 'code' ? 'data_principal.signed_in' : 'data_principal.token_issued',
+          targetType: 'data_principal',
+          targetId: principalId,
+          details: { method: source, expires_in: ttlSeconds },
+        }),
+        // Signing in with a one-time code is the person's own act: the organization may want to know.
+        ...(source === 'code' ? [recordEvent(tx, 'data_principal.signed_in', { dp_id: dpId, method: 'code', expires_at: expiresAt }, at)] : []),
+      );
     });
     return { access_token: token, token_type: 'Bearer' as const, expires_in: ttlSeconds, dp_id: dpId };
   }

@@ -48,7 +48,7 @@ export function grievanceRoutes(app: FastifyInstance, service: GrievanceService)
   });
 
   r.post('/grievance', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Create a grievance ticket',
@@ -152,7 +152,7 @@ export function grievanceRoutes(app: FastifyInstance, service: GrievanceService)
   });
 
   r.post('/grievance/:ticket_id/messages', {
-    config: { access: conversation },
+    config: { access: conversation, idempotent: true },
     schema: {
       ...management,
       summary: 'Answer on a ticket',
@@ -185,7 +185,7 @@ export function principalGrievanceRoutes(app: FastifyInstance, service: Grievanc
   });
 
   r.post('/api/v1/me/grievances', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...principal,
       summary: 'File a ticket',
@@ -222,7 +222,7 @@ export function principalGrievanceRoutes(app: FastifyInstance, service: Grievanc
   });
 
   r.post('/api/v1/me/grievances/:ticket_id/messages', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...principal,
       summary: 'Write on my ticket',

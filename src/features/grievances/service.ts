@@ -7,6 +7,7 @@ import type { PrincipalContext, TenantContext } from '../../platform/auth/access
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { randomCode, UPPER_ALNUM, uuidv7 } from '../../platform/ids.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { queueTicketNotice, rightsCenterUrl } from '../data-principals/index.js';
 import {
   grievanceMessageRepo,
@@ -122,6 +123,7 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
             const event = { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } };
             const row = await alongsideAudit(tx, ctx, at, event, inserting);
             if (!row) throw new TicketIdTaken();
+            await recordEvent(tx, 'grievance.created', { ticket: row }, at);
             return row;
           });
         } catch (e) {
@@ -151,16 +153,18 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
           ...(statusChanged ? ['status'] : []),
           ...(input.attachment_url !== undefined && row.attachment_url !== row.previous_attachment_url ? ['attachment_url'] : []),
         ];
-        await Promise.all([
+        const ticket = ticketOf(row);
+        await together(
           recordAudit(tx, ctx, at, {
             action: 'grievance.updated',
             targetType: 'grievance',
             targetId: ticketId,
             details: { fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
           }),
+          ...(statusChanged ? [recordEvent(tx, 'grievance.status_changed', { ticket, status: row.status, previous_status: row.previous_status, note: null }, at)] : []),
           ...(statusChanged ? afterStatusChange(tx, ctx, row, at) : []),
-        ]);
-        return ticketOf(row);
+        );
+        return ticket;
       });
     },
 
@@ -181,16 +185,18 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
         if (!row) throw notFound();
         // Throwing rolls the update back: a note is never silently dropped with a change that changed nothing.
         if (row.previous_status === input.status) throw new AppError('conflict', `The ticket is already ${input.status}`);
-        await Promise.all([
+        const ticket = ticketOf(row);
+        await together(
           recordAudit(tx, ctx, at, {
             action: 'grievance.status_changed',
             targetType: 'grievance',
             targetId: ticketId,
             details: { status: row.status, previous_status: row.previous_status, with_note: input.note !== undefined },
           }),
+          recordEvent(tx, 'grievance.status_changed', { ticket, status: row.status, previous_status: row.previous_status, note: input.note ?? null }, at),
           ...afterStatusChange(tx, ctx, row, at),
-        ]);
-        return ticketOf(row);
+        );
+        return ticket;
       });
     },
 

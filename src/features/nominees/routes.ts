@@ -43,7 +43,7 @@ export function nomineeRoutes(app: FastifyInstance, service: NomineeService): vo
   });
 
   r.post('/nominee', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...common,
       summary: 'Appoint a nominee',
@@ -142,7 +142,7 @@ export function principalNomineeRoutes(app: FastifyInstance, service: NomineeSer
   });
 
   r.post('/api/v1/me/nominees', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       ...principal,
       summary: 'Appoint a nominee',

@@ -7,6 +7,7 @@ import { AppError } from '../../platform/http/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { normalisePhone } from '../../platform/phone.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { nomineeRepo, principalNomineeRepo, type NomineeChange, type NomineeRow } from './repo.js';
 import type { CreateNomineeInput, ListNomineesInput, MyNomineeInput, MyNomineeUpdateInput, UpdateNomineeInput } from './schemas.js';
 
@@ -31,13 +32,17 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
     return withTenant(db, ctx.orgId, async (tx) => {
       const row = await nomineeRepo(tx).update(nomineeId, { status }, at);
       if (!row) throw notFound();
-      await recordAudit(tx, ctx, at, {
-        action: `nominee.${status}`,
-        targetType: 'nominee',
-        targetId: row.id,
-        details: { status: row.status, previous_status: row.previous_status },
-      });
-      return nomineeOf(row);
+      const nominee = nomineeOf(row);
+      await together(
+        recordAudit(tx, ctx, at, {
+          action: `nominee.${status}`,
+          targetType: 'nominee',
+          targetId: row.id,
+          details: { status: row.status, previous_status: row.previous_status },
+        }),
+        ...(row.status !== row.previous_status ? [recordEvent(tx, 'nominee.updated', { nominee, changed_fields: ['status'] }, at)] : []),
+      );
+      return nominee;
     });
   }
 
@@ -59,8 +64,8 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
       const id = uuidv7();
       const at = clock.now();
       const mobile = normalisePhone(input.nominee_mobile, defaultCountryCode);
-      return withTenant(db, ctx.orgId, (tx) =>
-        alongsideAudit(
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const nominee = await alongsideAudit(
           tx,
           ctx,
           at,
@@ -75,8 +80,10 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
             purpose: input.purpose_of_appointment ?? null,
             at,
           }),
-        ),
-      );
+        );
+        await recordEvent(tx, 'nominee.created', { nominee }, at);
+        return nominee;
+      });
     },
 
     update(ctx: TenantContext, nomineeId: string, input: UpdateNomineeInput): Promise<NomineeRow> {
@@ -92,13 +99,17 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
         if (!row) throw notFound();
         // The entry names what really changed, which only the update knows: one more statement after it.
         const statusChanged = row.status !== row.previous_status;
-        await recordAudit(tx, ctx, at, {
-          action: 'nominee.updated',
-          targetType: 'nominee',
-          targetId: row.id,
-          details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
-        });
-        return nomineeOf(row);
+        const nominee = nomineeOf(row);
+        await together(
+          recordAudit(tx, ctx, at, {
+            action: 'nominee.updated',
+            targetType: 'nominee',
+            targetId: row.id,
+            details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
+          }),
+          ...(row.changed_fields.length > 0 ? [recordEvent(tx, 'nominee.updated', { nominee, changed_fields: row.changed_fields }, at)] : []),
+        );
+        return nominee;
       });
     },
 
@@ -110,6 +121,7 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
         const event = { action: 'nominee.deleted', targetType: 'nominee', targetId: id };
         // Not found: the throw rolls the entry back with the transaction.
         if (!(await alongsideAudit(tx, ctx, at, event, nomineeRepo(tx).remove(id)))) throw notFound();
+        await recordEvent(tx, 'nominee.deleted', { nominee_id: id }, at);
         return { message: 'Nominee deleted' };
       });
     },
@@ -135,8 +147,8 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
       const id = uuidv7();
       const at = clock.now();
       const mobile = normalisePhone(input.nominee_mobile, defaultCountryCode);
-      return withPrincipal(db, principalScope(ctx), (tx) =>
-        alongsideAudit(
+      return withPrincipal(db, principalScope(ctx), async (tx) => {
+        const nominee = await alongsideAudit(
           tx,
           ctx,
           at,
@@ -150,8 +162,10 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
             purpose: input.purpose_of_appointment ?? null,
             at,
           }),
-        ),
-      );
+        );
+        await recordEvent(tx, 'nominee.created', { nominee }, at);
+        return nominee;
+      });
     },
 
     /**
@@ -171,13 +185,17 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
         const row = await principalNomineeRepo(tx).update(nomineeId, changes, at, true);
         if (!row) throw notFound();
         const statusChanged = row.status !== row.previous_status;
-        await recordAudit(tx, ctx, at, {
-          action: 'nominee.updated',
-          targetType: 'nominee',
-          targetId: row.id,
-          details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
-        });
-        return nomineeOf(row);
+        const nominee = nomineeOf(row);
+        await together(
+          recordAudit(tx, ctx, at, {
+            action: 'nominee.updated',
+            targetType: 'nominee',
+            targetId: row.id,
+            details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
+          }),
+          ...(row.changed_fields.length > 0 ? [recordEvent(tx, 'nominee.updated', { nominee, changed_fields: row.changed_fields }, at)] : []),
+        );
+        return nominee;
       });
     },
 
@@ -189,6 +207,7 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
       return withPrincipal(db, principalScope(ctx), async (tx) => {
         const event = { action: 'nominee.deleted', targetType: 'nominee', targetId: id };
         if (!(await alongsideAudit(tx, ctx, at, event, principalNomineeRepo(tx).remove(id)))) throw notFound();
+        await recordEvent(tx, 'nominee.deleted', { nominee_id: id }, at);
         return { message: 'Nominee deleted' };
       });
     },

@@ -62,7 +62,7 @@ export interface ContactPerson {
   response_time: string | null;
 }
 
-export type Section = 'consents' | 'requests' | 'nominees';
+export type Section = 'consents';
 
 /** What every page needs: language, organization, its contact person, the CSRF token, who is signed in. */
 export interface PageContext {
@@ -106,8 +106,6 @@ export function layout(p: PageContext, title: string, body: Html, section: Secti
   const sections = p.signedIn
     ? html`<nav class="sections" aria-label="${m.mainNav}">
 ${sectionLink('consents', '/rights', m.navConsents)}
-${sectionLink('requests', '/rights/requests', m.navRequests)}
-${sectionLink('nominees', '/rights/nominees', m.navNominees)}
 <form method="post" action="${href(p, '/rights/sign-out')}">${csrfField(p)}<button type="submit" class="link">${m.signOut}</button></form>
 </nav>`
     : null;

@@ -189,6 +189,13 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
     });
   }
 
+  // Any other address under /rights: the Rights Center's own 404 page (the API's is JSON).
+  app.get('/rights/*', routeOptions, async (request, reply) => {
+    const v = await visit(request, reply);
+    if (!v) return reply;
+    return send(reply, 404, messagePage(v.page, 'not_found'));
+  });
+
   // Sign-in: a code to the phone or email on file, then the code; or ?token= on any page.
 
   form('/rights/sign-in', false, async (v, body, _request, reply) => {

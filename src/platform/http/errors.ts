@@ -28,12 +28,14 @@ export const ERROR_CODES = {
   // 404
   not_found: { status: 404, meaning: 'No such record in this organization (malformed ids and other organizations\' ids included)' },
   route_not_found: { status: 404, meaning: 'No endpoint at this method and path' },
-  // 409, 410
+  // 409, 410, 413, 415
   conflict: { status: 409, meaning: 'The request conflicts with the record\'s current state' },
+  idempotency_key_in_flight: { status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry it later' },
   gone: { status: 410, meaning: 'The record existed but can no longer be used' },
-  // 413, 415
   payload_too_large: { status: 413, meaning: 'The body is over 256 KiB' },
   unsupported_media_type: { status: 415, meaning: 'The body was not sent as application/json' },
+  // 422
+  idempotency_key_reused: { status: 422, meaning: 'The Idempotency-Key was already used with another method, path or body' },
   // 429
   rate_limited: { status: 429, meaning: 'Too many requests; `Retry-After` says when to try again' },
   too_many_login_attempts: { status: 429, meaning: 'Too many failed logins for this email or address; `Retry-After` says when to try again' },

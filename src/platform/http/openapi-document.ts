@@ -16,6 +16,8 @@ export interface DocumentedRoute {
   rateLimited: boolean;
   /** Answers browsers from the organization's allowed origins (route config `cors: true`). */
   cors: boolean;
+  /** Takes Idempotency-Key (route config `idempotent: true`). */
+  idempotent: boolean;
   /** Response headers the route sets itself, by name from HEADERS (route config `sendsHeaders`). */
   sendsHeaders: readonly string[];
 }
@@ -149,12 +151,9 @@ function securityFor(access: RouteAccess | undefined): Json[] {
 const isTenantRoute = (access: RouteAccess | undefined): access is Exclude<RouteAccess, 'public'> =>
   access !== undefined && access !== 'public';
 
-/** A POST answering 201 creates something: it takes an Idempotency-Key. */
-const isCreatingPost = (method: string, op: Json) => method === 'post' && op.responses?.['201'] !== undefined;
-
-function addRequestHeaders(op: Json, method: string, route: DocumentedRoute): void {
+function addRequestHeaders(op: Json, _method: string, route: DocumentedRoute): void {
   const refs: string[] = ['XRequestId'];
-  if (isCreatingPost(method, op)) refs.push('IdempotencyKey');
+  if (route.idempotent) refs.push('IdempotencyKey');
   if (isTenantRoute(route.access)) {
     if (route.access.orgHeader) refs.push('XOrgIdRequired');
     else if (route.access.bearer) refs.push('XOrgId');
@@ -173,11 +172,21 @@ function addResponses(op: Json, route: DocumentedRoute): void {
       content: { 'application/json': { schema: errorSchemaCopy(op) } },
     };
   }
+  if (route.idempotent) {
+    op.responses['409'] ??= {
+      description: 'Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`)',
+      content: { 'application/json': { schema: errorSchemaCopy(op) } },
+    };
+    op.responses['422'] ??= {
+      description: 'The Idempotency-Key was already used with another request (`idempotency_key_reused`)',
+      content: { 'application/json': { schema: errorSchemaCopy(op) } },
+    };
+  }
   for (const [status, response] of Object.entries<Json>(op.responses)) {
     const headers: string[] = ['X-Request-Id'];
     if (route.rateLimited) headers.push('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
     if (status === '429' || status === '503') headers.push('Retry-After');
-    if (status === '201' && isCreatingPost('post', op)) headers.push('Idempotent-Replayed');
+    if (route.idempotent && status.startsWith('2')) headers.push('Idempotent-Replayed');
     if (route.cors) headers.push('Access-Control-Allow-Origin', 'Vary');
     headers.push(...route.sendsHeaders);
     for (const name of headers) {

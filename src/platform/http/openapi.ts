@@ -37,6 +37,7 @@ export async function installOpenApi(app: FastifyInstance, options: OpenApiOptio
         access: route.config?.access,
         rateLimited: options.rateLimited(route),
         cors: options.cors(route),
+        idempotent: route.config?.idempotent === true,
         sendsHeaders: route.config?.sendsHeaders ?? [],
       });
     }

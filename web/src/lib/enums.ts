@@ -28,5 +28,10 @@ export const AUDIT_ACTIONS = [
   'member.added',
   'member.role_changed',
   'member.removed',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.secret_rotated',
+  'webhook.deleted',
+  'webhook.delivery_retried',
 ] as const;
 export const PAGE_SIZES = [25, 50, 100, 200] as const;

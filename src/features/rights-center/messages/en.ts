@@ -31,8 +31,6 @@ export const en = {
     `${code} is your code to sign in to ${org}'s Rights Center. It is valid for ${minutes} minutes. Do not share it with anyone.`,
   // Navigation
   navConsents: 'Consents',
-  navRequests: 'Requests',
-  navNominees: 'Nominees',
   // Consents
   consentsHeading: 'Your consents',
   consentsIntro: 'Every consent you have given here, as it stands now. You can change your choices or withdraw at any time; withdrawing is one click.',

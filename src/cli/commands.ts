@@ -1,0 +1,309 @@
+// The `assent` command's table: every command's words, arguments, options and help, and what it does
+// given the feature services. main.ts parses and prints; the same execute() runs in the CLI's own
+// process (the services on its own store) or inside a running server that holds the embedded store
+// (the control socket, src/cli/control-socket.ts), so both give the same answers.
+import type { Config } from '../config.js';
+import { checkRole, type AccountsService, type UserService } from '../features/accounts/index.js';
+import { verifyAuditChain } from '../features/audit/index.js';
+import type { MigrationResult } from '../platform/db/migrate.js';
+import type { Database } from '../platform/db/types.js';
+
+export class UsageError extends Error {}
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  /** The value's placeholder in help (string options). */
+  value?: string;
+  help: string;
+  /** The command refuses to run without it (exit 2). */
+  required?: boolean;
+}
+
+/** What a command receives: JSON-safe, so it can travel to a running server. */
+export interface CommandInput {
+  args: string[];
+  options: Record<string, string | boolean | undefined>;
+  /** Standard input's password, for commands with --password-stdin. */
+  password?: string;
+}
+
+export interface CommandOutput {
+  /** Printed without --json. */
+  human: string;
+  /** Printed with --json. */
+  data: unknown;
+  /** 0 unless the command found a problem it reports (audit verify: a broken chain is 1). */
+  exitCode?: number;
+}
+
+export interface CommandContext {
+  db: Database;
+  accounts: AccountsService;
+  users: UserService;
+  config: Config;
+  /** The store's migrations: this process's run (CLI), or what the server found at start. */
+  migration: MigrationResult;
+}
+
+export interface Command {
+  /** The command's words: 'org create'. */
+  name: string;
+  /** Positional arguments, in order (shown as <name>). */
+  args: string[];
+  summary: string;
+  /** The help's body: what it does, what it prints, when it refuses. */
+  description: string;
+  options: Record<string, OptionSpec>;
+  /** Refuses option combinations the parser cannot (throws UsageError). */
+  check?(input: CommandInput): void;
+  /** Runs the command on the services (not set for serve, which main.ts runs itself). */
+  execute?(input: CommandInput, ctx: CommandContext): Promise<CommandOutput>;
+}
+
+const JSON_OPTION: OptionSpec = { type: 'boolean', help: 'print the result as JSON on standard output' };
+const ROLE_VALUE = 'owner|admin|member';
+
+function iso(d: Date | null): string | null {
+  return d ? new Date(d).toISOString() : null;
+}
+
+/** Rows as text columns, each as wide as its widest cell, two spaces apart (no trailing spaces). */
+export function columns(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...(r[i] ?? '')].length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - [...cell].length))).join('  ').trimEnd()).join('\n');
+}
+
+export const COMMANDS: Command[] = [
+  {
+    name: 'org create',
+    args: ['slug'],
+    summary: 'Create an organization (served at <slug>.BASE_DOMAIN)',
+    description:
+      'Creates an organization. Its API and dashboard are served at <slug>.<PUBLIC_URL host>.\n' +
+      'A slug is 3-63 characters of a-z, 0-9 and -, starting with a letter, not ending with -, and not\n' +
+      'reserved (www, api, admin, ...). Refused (exit 1) when the slug exists.',
+    options: {
+      name: { type: 'string', value: 'NAME', help: "the organization's display name (default: the slug)" },
+      json: { ...JSON_OPTION, help: 'print {id, slug, name, created_at}' },
+    },
+    async execute({ args: [slug], options }, { accounts, config }) {
+      const org = await accounts.createOrganization({ slug: slug!, name: options.name as string | undefined });
+      return {
+        human:
+          `Created organization ${org.slug} (${org.id}), served at ${config.publicUrl.protocol}//${org.slug}.${config.publicUrl.host}\n` +
+          `Next: assent key create ${org.slug} --scopes admin`,
+        data: { id: org.id, slug: org.slug, name: org.name, created_at: iso(org.created_at) },
+      };
+    },
+  },
+  {
+    name: 'key create',
+    args: ['slug'],
+    summary: 'Create an API key; the plaintext is printed once',
+    description:
+      "Creates an API key for the organization and prints it once, on the first line (keep it: only its\n" +
+      'hash is stored). Send it as X-API-Key to the organization\'s host.',
+    options: {
+      scopes: { type: 'string', value: 'admin,grievances,nominees,consent', help: 'comma-separated scopes (default: admin)' },
+      name: { type: 'string', value: 'NAME', help: 'a name to tell keys apart in key list' },
+      json: { ...JSON_OPTION, help: 'print {id, key, prefix, scopes}' },
+    },
+    async execute({ args: [slug], options }, { accounts }) {
+      const scopes = (options.scopes as string | undefined)?.split(',').map((s) => s.trim()).filter(Boolean);
+      const key = await accounts.createApiKey(slug!, { scopes, name: options.name as string | undefined });
+      return {
+        human: `${key.key}\n\nAPI key ${key.id} (${key.prefix}…, scopes: ${key.scopes.join(', ')}). This is the only time the key is shown: store it now.`,
+        data: { id: key.id, key: key.key, prefix: key.prefix, scopes: key.scopes },
+      };
+    },
+  },
+  {
+    name: 'key list',
+    args: ['slug'],
+    summary: "List an organization's keys (never the plaintext)",
+    description: "Lists the organization's API keys, oldest first: id, name, prefix, scopes, and when each was\nlast used or revoked. The key itself is never shown again.",
+    options: { json: { ...JSON_OPTION, help: 'print [{id, name, prefix, scopes, created_at, last_used_at, revoked_at}]' } },
+    async execute({ args: [slug] }, { accounts }) {
+      const keys = await accounts.listApiKeys(slug!);
+      const rows = keys.map((k) => ({
+        id: k.id,
+        name: k.name,
+        prefix: k.prefix,
+        scopes: k.scopes,
+        created_at: iso(k.created_at),
+        last_used_at: iso(k.last_used_at),
+        revoked_at: iso(k.revoked_at),
+      }));
+      const human =
+        rows.length === 0
+          ? `No API keys for ${slug}. Create one: assent key create ${slug}`
+          : columns([
+              ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'STATUS'],
+              ...rows.map((k) => [
+                k.id,
+                k.name,
+                `${k.prefix}…`,
+                k.scopes.join(','),
+                k.created_at!,
+                k.revoked_at ? `revoked ${k.revoked_at}` : `last used ${k.last_used_at ?? 'never'}`,
+              ]),
+            ]);
+      return { human, data: rows };
+    },
+  },
+  {
+    name: 'key revoke',
+    args: ['slug', 'key-id'],
+    summary: 'Revoke a key at once',
+    description: 'Revokes the key (its id from key list): every request with it is refused from now on.',
+    options: { json: { ...JSON_OPTION, help: 'print {id, revoked_at}' } },
+    async execute({ args: [slug, keyId] }, { accounts }) {
+      const key = await accounts.revokeApiKey(slug!, keyId!);
+      return { human: `Revoked API key ${key.id} (${key.prefix}…) of ${slug}`, data: { id: key.id, revoked_at: iso(key.revoked_at) } };
+    },
+  },
+  {
+    name: 'user create',
+    args: ['email'],
+    summary: 'Create a user (password read from standard input)',
+    description:
+      'Creates a user who signs in to the dashboard. The password is the whole of standard input, less one\n' +
+      'trailing newline (at least 10 characters); it is never taken from the command line:\n' +
+      "  printf %s \"$PASSWORD\" | assent user create privacy@acme.example --password-stdin --org acme --role owner",
+    options: {
+      'password-stdin': { type: 'boolean', required: true, help: 'read the password from standard input (required)' },
+      org: { type: 'string', value: 'SLUG', help: 'also make the user a member of this organization (with --role)' },
+      role: { type: 'string', value: ROLE_VALUE, help: 'their role in --org' },
+      json: { ...JSON_OPTION, help: 'print {id, email, created_at}' },
+    },
+    check({ options }) {
+      if ((options.org === undefined) !== (options.role === undefined)) throw new UsageError('--org and --role go together');
+    },
+    async execute({ args: [email], options, password }, { accounts, users }) {
+      const org = options.org as string | undefined;
+      // Organization and role first: a refused membership must not leave a user behind.
+      const membership = org ? { org: await accounts.organizationBySlug(org), role: checkRole(options.role as string) } : null;
+      const user = await users.createUser({ email: email!, password: password ?? '' });
+      if (membership) await users.addMember(membership.org.id, user.id, membership.role);
+      return {
+        human: `Created user ${user.email} (${user.id})${org ? `, ${options.role as string} of ${org}` : ''}`,
+        data: { id: user.id, email: user.email, created_at: iso(user.created_at) },
+      };
+    },
+  },
+  {
+    name: 'user set-password',
+    args: ['email'],
+    summary: "Change a password; ends the user's sessions at once",
+    description: "Sets a new password (from standard input, as user create) and ends every session of the user.",
+    options: {
+      'password-stdin': { type: 'boolean', required: true, help: 'read the password from standard input (required)' },
+      json: { ...JSON_OPTION, help: 'print {id, email}' },
+    },
+    async execute({ args: [email], password }, { users }) {
+      const user = await users.setPassword(email!, password ?? '');
+      return { human: `Password changed for ${user.email}; their sessions have ended`, data: { id: user.id, email: user.email } };
+    },
+  },
+  {
+    name: 'member add',
+    args: ['slug', 'email'],
+    summary: 'Add a user to an organization, or change their role',
+    description: 'Makes an existing user a member of the organization with the role given, or changes the role\nof a member. Owners and admins manage the organization; members read.',
+    options: {
+      role: { type: 'string', value: ROLE_VALUE, required: true, help: 'the role (required)' },
+      json: { ...JSON_OPTION, help: 'print {org, user_id, email, role}' },
+    },
+    async execute(input, { accounts, users }) {
+      const [slug, email] = input.args;
+      const role = checkRole(input.options.role as string);
+      const org = await accounts.organizationBySlug(slug!);
+      const user = await users.userByEmail(email!);
+      const membership = await users.addMember(org.id, user.id, role);
+      return {
+        human: `${user.email} is now ${membership.role} of ${org.slug}`,
+        data: { org: org.slug, user_id: user.id, email: user.email, role: membership.role },
+      };
+    },
+  },
+  {
+    name: 'audit verify',
+    args: ['slug'],
+    summary: "Walk the organization's audit hash chain; exit 1 naming the first entry that does not match",
+    description:
+      "Recomputes every entry of the organization's audit log from its content and the previous entry's\n" +
+      'hash. Exit 0 with the count and the head hash when the chain is whole; exit 1 naming the first\n' +
+      'entry that was changed, removed or inserted.',
+    options: { json: { ...JSON_OPTION, help: 'print {ok, entries, head, broken}' } },
+    async execute({ args: [slug] }, { db, accounts }) {
+      const org = await accounts.organizationBySlug(slug!);
+      const report = await verifyAuditChain(db, org.id);
+      const b = report.broken;
+      return {
+        human: b
+          ? `Audit chain of ${slug} is BROKEN at entry ${b.seq}${b.id ? ` (${b.id})` : ''}: ${b.reason}. ${report.entries} entries before it verified.`
+          : `Audit chain of ${slug} verified: ${report.entries} entries${report.head ? `, head ${report.head.hash}` : ''}`,
+        data: report,
+        exitCode: b ? 1 : 0,
+      };
+    },
+  },
+  {
+    name: 'migrate',
+    args: [],
+    summary: 'Apply pending database migrations',
+    description: 'Applies the migrations the store has not had yet (the server also does this when it starts).',
+    options: { json: { ...JSON_OPTION, help: 'print {applied, current}' } },
+    async execute(_input, { migration: { applied, current } }) {
+      return { human: applied.length ? `Applied ${applied.join(', ')}; now at ${current}` : `Up to date (${current})`, data: { applied, current } };
+    },
+  },
+  {
+    name: 'serve',
+    args: [],
+    summary: 'Start the HTTP server (as npm start)',
+    description:
+      'Starts the server: the API, the dashboard and the consent pages of every organization, on PORT\n' +
+      '(3000). It migrates the store first. SIGTERM or SIGINT (Ctrl-C) stops it after in-flight requests.',
+    options: {},
+  },
+];
+
+/** Groups: the first words of commands with two words ('org', 'key', 'user', 'member'). */
+export function groupOf(name: string): string | null {
+  return name.includes(' ') ? name.split(' ')[0]! : null;
+}
+
+export function usageLine(command: Command): string {
+  const options = Object.entries(command.options).map(([name, spec]) => {
+    const text = spec.type === 'string' ? `--${name} ${spec.value}` : `--${name}`;
+    return spec.required ? text : `[${text}]`;
+  });
+  return ['assent', command.name, ...command.args.map((a) => `<${a}>`), ...options].join(' ');
+}
+
+export function commandHelp(command: Command): string {
+  const options: [string, string][] = [
+    ...Object.entries(command.options).map(([name, spec]): [string, string] => [spec.type === 'string' ? `--${name} ${spec.value}` : `--${name}`, spec.help]),
+    ['-h, --help', 'show this help'],
+  ];
+  return `Usage: ${usageLine(command)}\n\n${command.summary}.\n\n${command.description}\n\nOptions:\n${columns(options.map(([a, b]) => ['  ' + a, b]))}\n`;
+}
+
+function commandList(commands: Command[]): string {
+  return columns(commands.map((c) => ['  ' + [c.name, ...c.args.map((a) => `<${a}>`)].join(' '), c.summary]));
+}
+
+export function globalHelp(): string {
+  return (
+    'Usage: assent <command> [options]\n\n' +
+    `Commands:\n${commandList(COMMANDS)}\n\n` +
+    'assent <command> --help shows a command\'s options; assent --version its version.\n' +
+    'The store is the server\'s: DATABASE_URL (PostgreSQL) when set, else the embedded store in DATA_DIR (./data).\n'
+  );
+}
+
+export function groupHelp(group: string): string {
+  const commands = COMMANDS.filter((c) => groupOf(c.name) === group);
+  return `Usage: assent ${group} <command> [options]\n\nCommands:\n${commandList(commands)}\n\nassent ${group} <command> --help shows a command's options.\n`;
+}

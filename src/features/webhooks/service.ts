@@ -1,0 +1,148 @@
+// Webhook endpoints (contract §9): an organization's receivers, the event types each takes, its signing
+// secret (shown once, at creation and rotation), and the deliveries made to it. Events themselves are
+// written by the features' services (platform/webhooks/events.ts) and sent by the webhook worker.
+import type { Database } from '../../platform/db/types.js';
+import { withTenant } from '../../platform/db/tenant-tx.js';
+import type { Clock } from '../../platform/clock.js';
+import type { TenantContext } from '../../platform/auth/access.js';
+import { AppError } from '../../platform/http/errors.js';
+import { isUuid, uuidv7 } from '../../platform/ids.js';
+import { urlProblem, type AddressPolicy } from '../../platform/webhooks/address-guard.js';
+import { recordTestEvent } from '../../platform/webhooks/events.js';
+import { newSigningSecret, type SecretBox } from '../../platform/webhooks/secrets.js';
+import { recordAudit } from '../audit/index.js';
+import { webhookRepo, type DeliveryRow, type EndpointRow } from './repo.js';
+import type { CreateWebhookInput, ListDeliveriesInput, UpdateWebhookInput } from './schemas.js';
+
+export interface WebhookServiceDeps {
+  db: Database;
+  clock: Clock;
+  secrets: SecretBox;
+  policy: AddressPolicy;
+}
+
+const notFound = () => new AppError('not_found', 'Webhook endpoint not found');
+const deliveryNotFound = () => new AppError('not_found', 'Webhook delivery not found');
+
+export function createWebhookService({ db, clock, secrets, policy }: WebhookServiceDeps) {
+  async function checkUrl(url: string): Promise<void> {
+    const problem = await urlProblem(url, policy);
+    if (problem) throw new AppError('validation_failed', `Invalid request body: url ${problem}`, [{ field: 'url', message: problem }]);
+  }
+
+  return {
+    async create(ctx: TenantContext, input: CreateWebhookInput): Promise<EndpointRow & { secret: string }> {
+      await checkUrl(input.url);
+      const secret = newSigningSecret();
+      const at = clock.now();
+      const row = await withTenant(db, ctx.orgId, async (tx) => {
+        const created = await webhookRepo(tx).insert({
+          id: uuidv7(),
+          url: input.url,
+          description: input.description ?? null,
+          events: [...input.events],
+          secret: secrets.seal(secret),
+          at,
+        });
+        await recordAudit(tx, ctx, at, { action: 'webhook.created', targetType: 'webhook_endpoint', targetId: created.id, details: { events: created.events } });
+        return created;
+      });
+      return { ...row, secret };
+    },
+
+    list(ctx: TenantContext): Promise<{ data: EndpointRow[] }> {
+      return withTenant(db, ctx.orgId, async (tx) => ({ data: await webhookRepo(tx).list() }));
+    },
+
+    async get(ctx: TenantContext, id: string): Promise<EndpointRow> {
+      if (!isUuid(id)) throw notFound();
+      const row = await withTenant(db, ctx.orgId, (tx) => webhookRepo(tx).get(id));
+      if (!row) throw notFound();
+      return row;
+    },
+
+    async update(ctx: TenantContext, id: string, input: UpdateWebhookInput): Promise<EndpointRow> {
+      if (!isUuid(id)) throw notFound();
+      if (input.url !== undefined) await checkUrl(input.url);
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const row = await webhookRepo(tx).update(id, {
+          url: input.url,
+          description: input.description,
+          events: input.events ? [...input.events] : undefined,
+          enabled: input.enabled,
+          at,
+        });
+        if (!row) throw notFound();
+        await recordAudit(tx, ctx, at, { action: 'webhook.updated', targetType: 'webhook_endpoint', targetId: id, details: { fields: Object.keys(input) } });
+        return row;
+      });
+    },
+
+    async rotateSecret(ctx: TenantContext, id: string): Promise<EndpointRow & { secret: string }> {
+      if (!isUuid(id)) throw notFound();
+      const secret = newSigningSecret();
+      const at = clock.now();
+      const row = await withTenant(db, ctx.orgId, async (tx) => {
+        const updated = await webhookRepo(tx).setSecret(id, secrets.seal(secret), at);
+        if (!updated) throw notFound();
+        await recordAudit(tx, ctx, at, { action: 'webhook.secret_rotated', targetType: 'webhook_endpoint', targetId: id });
+        return updated;
+      });
+      return { ...row, secret };
+    },
+
+    async remove(ctx: TenantContext, id: string): Promise<void> {
+      if (!isUuid(id)) throw notFound();
+      const at = clock.now();
+      await withTenant(db, ctx.orgId, async (tx) => {
+        if (!(await webhookRepo(tx).remove(id))) throw notFound();
+        await recordAudit(tx, ctx, at, { action: 'webhook.deleted', targetType: 'webhook_endpoint', targetId: id });
+      });
+    },
+
+    async deliveries(ctx: TenantContext, id: string, q: ListDeliveriesInput) {
+      if (!isUuid(id)) throw notFound();
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const repo = webhookRepo(tx);
+        const [endpoint, page] = await Promise.all([repo.get(id), repo.deliveries(id, { status: q.status, limit, offset })]);
+        if (!endpoint) throw notFound();
+        return { ...page, limit, offset };
+      });
+    },
+
+    /** Sends the delivery again (due at once): a disabled endpoint must be enabled first (409). */
+    async retry(ctx: TenantContext, id: string, deliveryId: string): Promise<DeliveryRow> {
+      if (!isUuid(id)) throw notFound();
+      if (!isUuid(deliveryId)) throw deliveryNotFound();
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const repo = webhookRepo(tx);
+        const endpoint = await repo.get(id);
+        if (!endpoint) throw notFound();
+        if (!endpoint.enabled) throw new AppError('conflict', 'The webhook endpoint is disabled: enable it (PATCH enabled: true) before retrying');
+        if (!(await repo.retry(id, deliveryId, at))) throw deliveryNotFound();
+        await recordAudit(tx, ctx, at, { action: 'webhook.delivery_retried', targetType: 'webhook_delivery', targetId: deliveryId });
+        return (await repo.delivery(id, deliveryId))!;
+      });
+    },
+
+    /** Queues a `webhook.test` event for this endpoint only. */
+    async sendTest(ctx: TenantContext, id: string): Promise<DeliveryRow> {
+      if (!isUuid(id)) throw notFound();
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const repo = webhookRepo(tx);
+        const endpoint = await repo.get(id);
+        if (!endpoint) throw notFound();
+        if (!endpoint.enabled) throw new AppError('conflict', 'The webhook endpoint is disabled: enable it (PATCH enabled: true) before sending a test event');
+        const { delivery_id } = await recordTestEvent(tx, id, at);
+        return (await repo.delivery(id, delivery_id))!;
+      });
+    },
+  };
+}
+
+export type WebhookService = ReturnType<typeof createWebhookService>;

@@ -1,0 +1,75 @@
+// Events for webhooks (contract §9): recordEvent writes an event, and one pending delivery for each of the
+// organization's enabled endpoints subscribed to its type, in ONE statement inside the caller's tenant
+// transaction, so an event exists exactly when its change committed. With no endpoint subscribed nothing
+// is written. The webhook worker (./worker.ts) sends the deliveries later, never inside the request.
+import type { TenantTx } from '../db/tenant-tx.js';
+import { uuidv7 } from '../ids.js';
+
+export const EVENT_TYPES = [
+  'grievance.created',
+  'grievance.status_changed',
+  'grievance.message_created',
+  'nominee.created',
+  'nominee.updated',
+  'nominee.deleted',
+  'consent.recorded',
+  'consent.withdrawn',
+  'consent_link.created',
+  'consent_link.completed',
+  'data_principal.signed_in',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Sent only by POST /api/v1/webhooks/{id}/test, to that one endpoint. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** Values of the event's `data`: JSON-serialisable, Dates as ISO strings. */
+export type EventData = Record<string, unknown>;
+
+function json(data: EventData): string {
+  return JSON.stringify(data, (_k, v: unknown) => (v instanceof Date ? v.toISOString() : v));
+}
+
+/**
+ * Records `type` with `data` in the caller's transaction: the event row and its deliveries commit or roll
+ * back with the change. One statement, so it can be sent alongside the change's own (no extra round trip).
+ */
+export async function recordEvent(tx: TenantTx, type: EventType, data: EventData, at: Date): Promise<void> {
+  await tx.query(
+    `with subscribed as (
+       select id from webhook_endpoints where org_id = $1::uuid and enabled and $3::text = any(events)
+     ), ev as (
+       insert into webhook_events (org_id, id, type, data, created_at)
+       select $1::uuid, $2::uuid, $3::text, $4::text::jsonb, $5::timestamptz where exists (select 1 from subscribed)
+       returning id
+     )
+     insert into webhook_deliveries (org_id, id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+     select $1::uuid, gen_random_uuid(), s.id, ev.id, 'pending', 0, $5::timestamptz, $5::timestamptz from subscribed s cross join ev`,
+    [tx.orgId, uuidv7(), type, json(data), at],
+  );
+}
+
+/** A test event for one endpoint (enabled or not): returns the delivery's id. */
+export async function recordTestEvent(tx: TenantTx, endpointId: string, at: Date): Promise<{ event_id: string; delivery_id: string }> {
+  const eventId = uuidv7();
+  const deliveryId = uuidv7();
+  await tx.query(
+    `with ev as (
+       insert into webhook_events (org_id, id, type, data, created_at) values ($1::uuid, $2::uuid, $4::text, $5::text::jsonb, $6::timestamptz)
+       returning id
+     )
+     insert into webhook_deliveries (org_id, id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+     select $1::uuid, $3::uuid, $7::uuid, ev.id, 'pending', 0, $6::timestamptz, $6::timestamptz from ev`,
+    [tx.orgId, eventId, deliveryId, TEST_EVENT_TYPE, json({ message: 'A test event sent from Assent', endpoint_id: endpointId }), at, endpointId],
+  );
+  return { event_id: eventId, delivery_id: deliveryId };
+}
+
+/**
+ * Waits for statements sent side by side in one transaction (a change's follow-ups: its audit entry and
+ * its event), then throws the first failure: every statement settles before the transaction ends.
+ */
+export async function together(...statements: Promise<unknown>[]): Promise<void> {
+  for (const r of await Promise.allSettled(statements)) if (r.status === 'rejected') throw r.reason;
+}

@@ -1,0 +1,334 @@
+// The webhook worker: sends pending webhook_deliveries (written by recordEvent in the transaction of their
+// change) as Standard Webhooks POSTs signed with the `standardwebhooks` library, and records the outcome.
+// The outbox's claim pattern (FOR UPDATE SKIP LOCKED on the owner connection, a lease against a worker
+// that dies), so several processes may share one PostgreSQL database; on PGlite it is an in-process loop.
+//
+// - A 2xx within 10 s is delivered; anything else is retried after 30 s, 1 min, 2 min ... (doubling,
+//   at most 12 h apart) until 3 days after the event; then the delivery fails and, unless the endpoint
+//   delivered anything since that event, the endpoint is disabled and the organization's owners emailed.
+// - One delivery in flight per endpoint (per process, and in practice overall: an endpoint with one in
+//   flight is not claimed), and at most `maxInFlight` in all: a slow or dead receiver holds one slot
+//   for at most the timeout and never delays another endpoint's deliveries. Requests never wait for it.
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Database } from '../db/types.js';
+import { uuidv7 } from '../ids.js';
+import { guardedLookup, isForbiddenAddress, isOwnHost, type AddressPolicy } from './address-guard.js';
+import type { SecretBox } from './secrets.js';
+
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** Deliveries are retried until this long after their event, then given up. */
+export const RETRY_WINDOW_MS = 3 * 24 * 3_600_000;
+const FIRST_RETRY_MS = 30_000;
+const MAX_RETRY_MS = 12 * 3_600_000;
+/** A claimed delivery is offered again after this long if its worker died while sending it. */
+const LEASE_MS = 60_000;
+
+/** Wait after the nth failed attempt: 30 s, 1 min, 2 min, 4 min ... at most 12 h. */
+export function webhookRetryDelayMs(attempt: number): number {
+  return Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
+}
+
+export interface WebhookWorkerDeps {
+  db: Database;
+  clock: Clock;
+  secrets: SecretBox;
+  policy: AddressPolicy;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+  timeoutMs?: number;
+  maxInFlight?: number;
+  intervalMs?: number;
+}
+
+export interface WebhookRun {
+  delivered: number;
+  retrying: number;
+  failed: number;
+}
+
+export interface WebhookWorker {
+  /** Claims what is due (one per endpoint) and waits for those attempts: what tests call. */
+  runOnce(): Promise<WebhookRun>;
+  /** Polls every intervalMs; attempts run in the background, one per endpoint, maxInFlight in all. */
+  start(): void;
+  /** Stops polling, aborts the attempts in flight (they are retried later) and waits for them. */
+  stop(): Promise<void>;
+}
+
+interface Claimed {
+  org_id: string;
+  id: string;
+  endpoint_id: string;
+  attempts: number;
+  created_at: Date;
+  url: string;
+  secret: string;
+  event_id: string;
+  type: string;
+  data: unknown;
+  event_created_at: Date;
+  slug: string;
+}
+
+interface Outcome {
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+}
+
+export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
+  const { db, clock, secrets, policy, log } = deps;
+  const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const maxInFlight = deps.maxInFlight ?? 32;
+  const intervalMs = deps.intervalMs ?? 1000;
+  const lookup = guardedLookup(policy);
+  const inFlight = new Set<Promise<unknown>>();
+  const aborts = new Set<AbortController>();
+
+  // The oldest due delivery of each enabled endpoint that has none in flight, oldest endpoints first.
+  async function claim(now: Date, limit: number): Promise<Claimed[]> {
+    if (limit <= 0) return [];
+    return db.system.query<Claimed>(
+      `with picked as (
+         select d.org_id, d.id from webhook_endpoints e
+         cross join lateral (
+           select d.org_id, d.id, d.next_attempt_at from webhook_deliveries d
+            where d.org_id = e.org_id and d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= $1::timestamptz
+            order by d.next_attempt_at, d.id limit 1
+            for update skip locked
+         ) d
+         where e.enabled
+           and not exists (select 1 from webhook_deliveries b
+                            where b.org_id = e.org_id and b.endpoint_id = e.id and b.in_flight_until > $1::timestamptz)
+         order by d.next_attempt_at
+         limit $2::int
+       ), claimed as (
+         update webhook_deliveries d set attempts = d.attempts + 1, in_flight_until = $3::timestamptz, last_attempt_at = $1::timestamptz
+           from picked where d.org_id = picked.org_id and d.id = picked.id
+         returning d.org_id, d.id, d.endpoint_id, d.event_id, d.attempts, d.created_at
+       )
+       select c.org_id, c.id, c.endpoint_id, c.attempts, c.created_at, e.url, e.secret,
+              ev.id as event_id, ev.type, ev.data, ev.created_at as event_created_at, o.slug
+         from claimed c
+         join webhook_endpoints e on e.org_id = c.org_id and e.id = c.endpoint_id
+         join webhook_events ev on ev.org_id = c.org_id and ev.id = c.event_id
+         join organizations o on o.id = c.org_id`,
+      [now, limit, new Date(now.getTime() + LEASE_MS)],
+    );
+  }
+
+  function post(d: Claimed, body: string, headers: Record<string, string>, abort: AbortController): Promise<Outcome> {
+    return new Promise((resolve) => {
+      let url: URL;
+      try {
+        url = new URL(d.url);
+      } catch {
+        return resolve({ ok: false, status: null, error: 'the endpoint URL is not valid' });
+      }
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      if (!policy.allowPrivate && (isOwnHost(url.hostname, policy) || (isIP(host) && isForbiddenAddress(host)))) {
+        return resolve({ ok: false, status: null, error: 'the endpoint URL points at an address webhooks may not reach' });
+      }
+      let settled = false;
+      const finish = (o: Outcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(o);
+      };
+      const client = url.protocol === 'https:' ? https : http;
+      const req = client.request(
+        url,
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'Assent-Webhooks/1' },
+          lookup: lookup as never,
+          signal: abort.signal,
+          agent: false,
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          // The answer's body is not kept; reading it lets the socket close cleanly.
+          res.resume();
+          res.on('end', () => finish({ ok: status >= 200 && status < 300, status, error: status >= 200 && status < 300 ? null : `answered ${status}` }));
+          res.on('error', () => finish({ ok: false, status, error: `answered ${status}, then the connection failed` }));
+        },
+      );
+      const timer = setTimeout(() => {
+        finish({ ok: false, status: null, error: `no answer within ${timeoutMs / 1000} s` });
+        req.destroy();
+      }, timeoutMs);
+      req.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, status: null, error: abort.signal.aborted ? 'the worker stopped before an answer' : `request failed: ${err.code ?? err.message}` }));
+      req.end(body);
+    });
+  }
+
+  async function attempt(d: Claimed): Promise<'delivered' | 'retrying' | 'failed'> {
+    const body = JSON.stringify({
+      id: d.event_id,
+      type: d.type,
+      created_at: new Date(d.event_created_at).toISOString(),
+      organization: { id: d.org_id, slug: d.slug },
+      data: d.data,
+    });
+    let outcome: Outcome;
+    const abort = new AbortController();
+    aborts.add(abort);
+    try {
+      // The signature's timestamp is the attempt's time (the library signs id.timestamp.body).
+      const timestamp = clock.now();
+      const signature = new Webhook(secrets.open(d.secret)).sign(d.event_id, timestamp, body);
+      const headers = { 'webhook-id': d.event_id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': signature };
+      outcome = await post(d, body, headers, abort);
+    } catch (err) {
+      outcome = { ok: false, status: null, error: (err as Error).message };
+    } finally {
+      aborts.delete(abort);
+    }
+    return record(d, outcome);
+  }
+
+  async function record(d: Claimed, o: Outcome): Promise<'delivered' | 'retrying' | 'failed'> {
+    const now = clock.now();
+    const error = o.error?.slice(0, 500) ?? null;
+    if (o.ok) {
+      await db.system.query(
+        `update webhook_deliveries set status = 'delivered', delivered_at = $3::timestamptz, in_flight_until = null,
+                last_response_status = $4::int, last_error = null
+          where org_id = $1::uuid and id = $2::uuid`,
+        [d.org_id, d.id, now, o.status],
+      );
+      return 'delivered';
+    }
+    log.warn({ delivery_id: d.id, endpoint_id: d.endpoint_id, attempt: d.attempts, error }, 'webhook delivery failed');
+    const next = new Date(now.getTime() + webhookRetryDelayMs(d.attempts));
+    if (next.getTime() <= new Date(d.created_at).getTime() + RETRY_WINDOW_MS) {
+      await db.system.query(
+        `update webhook_deliveries set next_attempt_at = $3::timestamptz, in_flight_until = null, last_response_status = $4::int, last_error = $5::text
+          where org_id = $1::uuid and id = $2::uuid`,
+        [d.org_id, d.id, next, o.status, error],
+      );
+      return 'retrying';
+    }
+    await giveUp(d, o.status, error ?? 'failed', now);
+    return 'failed';
+  }
+
+  // The delivery fails; the endpoint is disabled (and its owners emailed) when it has delivered nothing
+  // since this delivery's event: 3 days of failures. One transaction, so the email goes with the change.
+  async function giveUp(d: Claimed, status: number | null, error: string, now: Date): Promise<void> {
+    await db.system.transaction(async (tx) => {
+      await tx.query(
+        `update webhook_deliveries set status = 'failed', in_flight_until = null, last_response_status = $3::int, last_error = $4::text
+          where org_id = $1::uuid and id = $2::uuid`,
+        [d.org_id, d.id, status, error],
+      );
+      const disabled = await tx.query<{ url: string }>(
+        `update webhook_endpoints e set enabled = false, disabled_at = $3::timestamptz, updated_at = $3::timestamptz,
+                disabled_reason = 'Deliveries failed for 3 days'
+          where e.org_id = $1::uuid and e.id = $2::uuid and e.enabled
+            and not exists (select 1 from webhook_deliveries x where x.org_id = e.org_id and x.endpoint_id = e.id
+                             and x.status = 'delivered' and x.delivered_at >= $4::timestamptz)
+          returning e.url`,
+        [d.org_id, d.endpoint_id, now, d.created_at],
+      );
+      if (disabled.length === 0) return;
+      log.warn({ endpoint_id: d.endpoint_id, org_id: d.org_id }, 'webhook endpoint disabled after 3 days of failed deliveries');
+      const text =
+        `Assent disabled the webhook endpoint ${disabled[0]!.url} of organization ${d.slug}: its deliveries failed for 3 days ` +
+        `(last error: ${error}). Events are no longer sent to it. Fix the receiver, then enable it again in Settings → Webhooks ` +
+        `or with PATCH /api/v1/webhooks/${d.endpoint_id} {"enabled": true}.`;
+      const owners = await tx.query<{ email: string }>(
+        `select u.email from memberships m join users u on u.id = m.user_id where m.org_id = $1::uuid and m.role = 'owner' order by u.email`,
+        [d.org_id],
+      );
+      for (const owner of owners) {
+        await tx.query(
+          `insert into outbound_messages (org_id, id, channel, recipient, body, status, next_attempt_at, created_at)
+           values ($1::uuid, $2::uuid, 'email', $3::text, $4::text, 'queued', $5::timestamptz, $5::timestamptz)`,
+          [d.org_id, uuidv7(), owner.email, text, now],
+        );
+      }
+    });
+  }
+
+  function track<T>(p: Promise<T>): Promise<T> {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  async function runOnce(): Promise<WebhookRun> {
+    const claimed = await claim(clock.now(), maxInFlight - inFlight.size);
+    const outcomes = await Promise.all(claimed.map((d) => track(attempt(d))));
+    return {
+      delivered: outcomes.filter((o) => o === 'delivered').length,
+      retrying: outcomes.filter((o) => o === 'retrying').length,
+      failed: outcomes.filter((o) => o === 'failed').length,
+    };
+  }
+
+  let running = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let polling: Promise<unknown> | null = null;
+  let soon = false;
+
+  function schedule(delay: number) {
+    if (!running) return;
+    if (polling) {
+      if (delay === 0) soon = true;
+      return;
+    }
+    if (timer) {
+      if (delay > 0) return;
+      clearTimeout(timer);
+    }
+    timer = setTimeout(poll, delay);
+  }
+
+  function poll() {
+    timer = null;
+    const limit = maxInFlight - inFlight.size;
+    polling = claim(clock.now(), limit)
+      .then(
+        (claimed) => {
+          if (claimed.length > 0 && claimed.length === limit) soon = true;
+          for (const d of claimed) {
+            // When an attempt ends its endpoint may have more due: look again at once.
+            void track(attempt(d)).then(
+              () => schedule(0),
+              (err: unknown) => log.error({ err, delivery_id: d.id }, 'webhook worker: recording an attempt failed'),
+            );
+          }
+        },
+        (err: unknown) => log.error({ err }, 'webhook worker: claim failed'),
+      )
+      .finally(() => {
+        polling = null;
+        const again = soon;
+        soon = false;
+        schedule(again ? 0 : intervalMs);
+      });
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (running) return;
+      running = true;
+      schedule(0);
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await polling;
+      for (const a of aborts) a.abort();
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

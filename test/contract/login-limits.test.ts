@@ -1,0 +1,81 @@
+// Login limits under attack (issue 21, items 8, 10, 12): concurrent wrong passwords cannot pass the cap
+// (the count is raised atomically before the password is checked), on the in-memory counter and on
+// Redis; someone who knows an email cannot lock its owner out from another address; Redis keys hold no
+// email in plain text.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+
+const PASSWORD = 'a long enough password';
+const randomAddress = () => `10.${[0, 0, 0].map(() => Math.floor(Math.random() * 250) + 1).join('.')}`;
+
+async function owner(t: TestApp): Promise<string> {
+  const email = `limits-${randomBytes(4).toString('hex')}@example.com`;
+  await t.app.services.users.createUser({ email, password: PASSWORD });
+  return email;
+}
+
+const attempt = (t: TestApp, email: string, password: string, remoteAddress: string) =>
+  t.app.inject({ method: 'POST', url: '/auth/login', remoteAddress, headers: { host: 'localhost' }, payload: { email, password } });
+
+async function concurrentWrong(t: TestApp, n: number): Promise<{ refused: number; wrong: number; other: number }> {
+  const email = await owner(t);
+  const address = randomAddress();
+  const answers = await Promise.all(Array.from({ length: n }, (_, i) => attempt(t, email, `wrong password ${i}`, address)));
+  const refused = answers.filter((r) => r.statusCode === 429).length;
+  const wrong = answers.filter((r) => r.statusCode === 401).length;
+  // The right password from the same address is refused now, and is accepted from another one.
+  expect((await attempt(t, email, PASSWORD, address)).statusCode).toBe(429);
+  expect((await attempt(t, email, PASSWORD, randomAddress())).statusCode).toBe(200);
+  return { refused, wrong, other: n - refused - wrong };
+}
+
+describe.each([
+  ['in memory', {}],
+  ...(process.env.TEST_REDIS_URL ? [['Redis', { REDIS_URL: process.env.TEST_REDIS_URL }] as const] : []),
+] as [string, Record<string, string>][])('login cap (%s)', (_name, env) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ env });
+  });
+  afterAll(async () => t?.close());
+
+  test('40 concurrent wrong passwords for one email from one address: exactly 10 checked (401), 30 refused (429)', async () => {
+    expect(await concurrentWrong(t, 40)).toEqual({ wrong: 10, refused: 30, other: 0 });
+  });
+
+  test('100 concurrent: still exactly 10 checked', async () => {
+    expect(await concurrentWrong(t, 100)).toEqual({ wrong: 10, refused: 90, other: 0 });
+  });
+
+  test('10 failures for an email from an attacker address do not refuse the owner from a new address', async () => {
+    const email = await owner(t);
+    const attacker = randomAddress();
+    for (let i = 0; i < 10; i++) expect((await attempt(t, email, 'guessing badly', attacker)).statusCode).toBe(401);
+    expect((await attempt(t, email, PASSWORD, attacker)).statusCode).toBe(429);
+    expect((await attempt(t, email, PASSWORD, randomAddress())).statusCode).toBe(200);
+  });
+});
+
+describe.skipIf(!process.env.TEST_REDIS_URL)('Redis throttle keys', () => {
+  let t: TestApp;
+  let redis: Redis;
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { REDIS_URL: process.env.TEST_REDIS_URL } });
+    redis = new Redis(process.env.TEST_REDIS_URL!);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await t?.close();
+  });
+
+  test('hold a hash of the email, never the email', async () => {
+    const email = await owner(t);
+    await attempt(t, email, 'wrong password!', randomAddress());
+    const keys = [...(await redis.keys('assent:login-pair:*')), ...(await redis.keys('assent:login-address:*'))];
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.filter((k) => k.toLowerCase().includes('@'))).toEqual([]);
+    expect(keys.filter((k) => k.includes(email.split('@')[0]!))).toEqual([]);
+  });
+});

@@ -1,0 +1,386 @@
+// Webhooks (contract §9): endpoints through the API, events written in the transaction of their change,
+// deliveries signed with the Standard Webhooks scheme to real HTTP receivers on 127.0.0.1, back-off with
+// the injected clock, disabling after 3 days, a dead receiver that blocks nobody, and the address guard.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { withTenant } from '../../src/platform/db/tenant-tx.js';
+import { recordEvent } from '../../src/platform/webhooks/events.js';
+import { webhookRetryDelayMs } from '../../src/platform/webhooks/worker.js';
+
+type Tenant = TestOrg & { key: string };
+
+let t: TestApp;
+const receivers: Receiver[] = [];
+beforeAll(async () => {
+  t = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: '1' } });
+});
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await t?.close();
+});
+
+async function receiver(answer: number | 'hang' = 200): Promise<Receiver> {
+  const r = await startReceiver(answer);
+  receivers.push(r);
+  return r;
+}
+
+const call = (a: Tenant, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown, key = a.key) => t.call({ method, url, org: a, key, body });
+
+async function endpoint(a: Tenant, url: string, events: string[] = ['grievance.created']) {
+  const res = await call(a, 'POST', '/api/v1/webhooks', { url, events, description: 'test receiver' });
+  expect(res.statusCode).toBe(201);
+  return res.json<{ id: string; secret: string }>();
+}
+
+async function ticket(a: Tenant) {
+  const res = await call(a, 'POST', '/grievance', { client_user_id: 'user-1', subject: 'Copy of my data', description: 'Please send a copy.', category: 'data_access' });
+  expect(res.statusCode).toBe(201);
+  return res.json<{ ticket_id: string; id: string }>();
+}
+
+async function deliveries(a: Tenant, id: string) {
+  const res = await call(a, 'GET', `/api/v1/webhooks/${id}/deliveries`);
+  expect(res.statusCode).toBe(200);
+  return res.json<{ data: Array<Record<string, any>>; count: number }>();
+}
+
+/** Runs the worker until nothing is due (each run sends one per endpoint). */
+async function drain() {
+  for (let i = 0; i < 50; i++) {
+    const r = await t.app.webhooks.runOnce();
+    if (r.delivered + r.retrying + r.failed === 0) return;
+  }
+}
+
+describe('endpoints', () => {
+  test('create shows the secret once; list, get, patch, rotate, delete', async () => {
+    const a = await t.tenant();
+    const created = await call(a, 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/assent', events: ['grievance.created', 'nominee.created'] });
+    expect(created.statusCode).toBe(201);
+    const body = created.json();
+    expect(body).toEqual({
+      id: expect.any(String),
+      url: 'https://hooks.example.com/assent',
+      description: null,
+      events: ['grievance.created', 'nominee.created'],
+      enabled: true,
+      disabled_reason: null,
+      disabled_at: null,
+      created_at: t.clock.now().toISOString(),
+      updated_at: t.clock.now().toISOString(),
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
+    });
+    const { secret, ...shown } = body;
+    const list = await call(a, 'GET', '/api/v1/webhooks');
+    expect(list.json()).toEqual({ data: [shown] });
+    expect(list.body).not.toContain(secret);
+    expect((await call(a, 'GET', `/api/v1/webhooks/${body.id}`)).json()).toEqual(shown);
+
+    const patched = await call(a, 'PATCH', `/api/v1/webhooks/${body.id}`, { events: ['consent.withdrawn'], description: 'CRM' });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json()).toMatchObject({ events: ['consent.withdrawn'], description: 'CRM', url: 'https://hooks.example.com/assent' });
+
+    const rotated = await call(a, 'POST', `/api/v1/webhooks/${body.id}/rotate-secret`);
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.json().secret).toMatch(/^whsec_/);
+    expect(rotated.json().secret).not.toBe(secret);
+
+    expect((await call(a, 'DELETE', `/api/v1/webhooks/${body.id}`)).statusCode).toBe(204);
+    expect((await call(a, 'GET', `/api/v1/webhooks/${body.id}`)).json()).toEqual({ error: 'Webhook endpoint not found', code: 'not_found' });
+    expect((await call(a, 'DELETE', `/api/v1/webhooks/${body.id}`)).statusCode).toBe(404);
+    expect((await call(a, 'GET', '/api/v1/webhooks/not-a-uuid')).statusCode).toBe(404);
+  });
+
+  test("another organization's endpoint is not found; a narrower key is refused", async () => {
+    const a = await t.tenant();
+    const b = await t.tenant();
+    const e = await endpoint(a, 'https://hooks.example.com/a');
+    expect((await call(b, 'GET', `/api/v1/webhooks/${e.id}`)).statusCode).toBe(404);
+    expect((await call(b, 'PATCH', `/api/v1/webhooks/${e.id}`, { enabled: false })).statusCode).toBe(404);
+    expect((await call(b, 'GET', '/api/v1/webhooks')).json()).toEqual({ data: [] });
+    const narrow = await t.key(a, ['grievances']);
+    const res = await call(a, 'GET', '/api/v1/webhooks', undefined, narrow);
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({ error: 'API key lacks the required scope: admin', code: 'missing_scope' });
+  });
+
+  test('bad bodies: 400 naming the field', async () => {
+    const a = await t.tenant();
+    const unknownEvent = await call(a, 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/x', events: ['grievance.exploded'] });
+    expect(unknownEvent.statusCode).toBe(400);
+    expect(unknownEvent.json().code).toBe('validation_failed');
+    expect(unknownEvent.json().details[0].field).toMatch(/^events/);
+    const ftp = await call(a, 'POST', '/api/v1/webhooks', { url: 'ftp://hooks.example.com/x', events: ['grievance.created'] });
+    expect(ftp.statusCode).toBe(400);
+    expect(ftp.json().details).toEqual([{ field: 'url', message: 'must be an http(s) URL' }]);
+    const none = await call(a, 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/x', events: [] });
+    expect(none.statusCode).toBe(400);
+    const secret = await call(a, 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/x', events: ['grievance.created'], secret: 'mine' });
+    expect(secret.statusCode).toBe(400);
+    expect(secret.json().details[0].field).toBe('secret');
+  });
+});
+
+describe('address guard', () => {
+  let strict: TestApp;
+  beforeAll(async () => {
+    strict = await buildTestApp();
+  });
+  afterAll(async () => strict?.close());
+
+  test('private, loopback, link-local and own-host URLs are refused without WEBHOOK_ALLOW_PRIVATE', async () => {
+    const a = await strict.tenant();
+    for (const url of [
+      'http://127.0.0.1:8080/hook',
+      'http://localhost/hook',
+      'http://10.1.2.3/hook',
+      'http://192.168.1.10/hook',
+      'http://172.20.0.1/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/hook',
+      'http://[fd00::1]/hook',
+      'http://[::ffff:10.0.0.1]/hook',
+      'http://0.0.0.0/hook',
+      `http://${a.slug}.localhost:3000/grievance`,
+    ]) {
+      const res = await strict.call({ method: 'POST', url: '/api/v1/webhooks', org: a, key: a.key, body: { url, events: ['grievance.created'] } });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().details, url).toEqual([{ field: 'url', message: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE=1') }]);
+    }
+    // A public address is taken (no DNS needed for an address).
+    const ok = await strict.call({ method: 'POST', url: '/api/v1/webhooks', org: a, key: a.key, body: { url: 'https://93.184.215.14/hook', events: ['grievance.created'] } });
+    expect(ok.statusCode).toBe(201);
+    // Changing the URL is checked too.
+    const patched = await strict.call({ method: 'PATCH', url: `/api/v1/webhooks/${ok.json().id}`, org: a, key: a.key, body: { url: 'http://127.0.0.1/x' } });
+    expect(patched.statusCode).toBe(400);
+  });
+
+  test('the worker refuses to connect to a forbidden address even if one was stored', async () => {
+    const a = await strict.tenant();
+    const r = await receiver();
+    const e = await strict.call({ method: 'POST', url: '/api/v1/webhooks', org: a, key: a.key, body: { url: 'https://93.184.215.14/hook', events: ['grievance.created'] } });
+    // As if the name had pointed elsewhere when it was saved.
+    await strict.db.system.query('update webhook_endpoints set url = $1 where id = $2', [r.url, e.json().id]);
+    await strict.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: { client_user_id: 'u', subject: 's', description: 'd', category: 'other' } });
+    expect(await strict.app.webhooks.runOnce()).toEqual({ delivered: 0, retrying: 1, failed: 0 });
+    expect(r.started).toBe(0);
+    const [d] = (await strict.call({ method: 'GET', url: `/api/v1/webhooks/${e.json().id}/deliveries`, org: a, key: a.key })).json().data;
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, last_error: 'the endpoint URL points at an address webhooks may not reach' });
+  });
+});
+
+describe('delivery', () => {
+  test('a grievance is delivered once, signed with the Standard Webhooks scheme, to subscribed endpoints only', async () => {
+    t.clock.set(new Date()); // the library checks the signature's timestamp against the real time
+    const a = await t.tenant();
+    const r = await receiver();
+    const other = await receiver();
+    const e = await endpoint(a, r.url, ['grievance.created', 'grievance.status_changed']);
+    await endpoint(a, other.url, ['nominee.created']);
+    const g = await ticket(a);
+    // Nothing leaves inside the request.
+    expect(r.started).toBe(0);
+    expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 1, retrying: 0, failed: 0 });
+    expect(r.received).toHaveLength(1);
+    expect(other.received).toHaveLength(0);
+    const [got] = r.received;
+    const payload = new Webhook(e.secret).verify(got!.body, got!.headers as Record<string, string>) as Record<string, any>;
+    expect(got!.headers['content-type']).toBe('application/json');
+    expect(got!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
+    expect(payload).toEqual({
+      id: got!.headers['webhook-id'],
+      type: 'grievance.created',
+      created_at: t.clock.now().toISOString(),
+      organization: { id: a.id, slug: a.slug },
+      data: { ticket: expect.objectContaining({ ticket_id: g.ticket_id, status: 'open', client_user_id: 'user-1' }) },
+    });
+    // A wrong secret does not verify.
+    expect(() => new Webhook('whsec_' + Buffer.alloc(24, 1).toString('base64')).verify(got!.body, got!.headers as Record<string, string>)).toThrow();
+
+    const list = await deliveries(a, e.id);
+    expect(list.data).toEqual([
+      {
+        id: expect.any(String),
+        endpoint_id: e.id,
+        event_id: payload.id,
+        event_type: 'grievance.created',
+        status: 'delivered',
+        attempts: 1,
+        next_attempt_at: null,
+        last_attempt_at: t.clock.now().toISOString(),
+        last_response_status: 200,
+        last_error: null,
+        delivered_at: t.clock.now().toISOString(),
+        created_at: t.clock.now().toISOString(),
+      },
+    ]);
+    // Delivered once: nothing more to send.
+    expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 0, retrying: 0, failed: 0 });
+
+  });
+
+  test('a change that rolls back sends nothing', async () => {
+    const a = await t.tenant();
+    const r = await receiver();
+    const e = await endpoint(a, r.url, ['grievance.created']);
+    await expect(
+      withTenant(t.db, a.id, async (tx) => {
+        await recordEvent(tx, 'grievance.created', { ticket: { ticket_id: 'GRV-ROLLBACK' } }, t.clock.now());
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    await drain();
+    expect(r.started).toBe(0);
+    expect((await deliveries(a, e.id)).count).toBe(0);
+    // A refused request (409: already in that status) sends nothing either.
+    const g = await ticket(a);
+    await drain();
+    const before = r.received.length;
+    const same = await t.call({ method: 'POST', url: `/api/v1/grievances/${g.ticket_id}/status`, org: a, key: a.key, body: { status: 'open' } });
+    expect(same.statusCode).toBe(409);
+    await drain();
+    expect(r.received.length).toBe(before);
+  });
+
+  test('back-off: 30 s, 1 min, 2 min ... then failed after 3 days, the endpoint disabled and its owners emailed', async () => {
+    const start = new Date('2026-11-22T09:30:00.000Z');
+    t.clock.set(start);
+    const a = await t.tenant();
+    const owner = await t.app.services.users.createUser({ email: `owner-${a.slug}@example.com`, password: 'a long enough password' });
+    await t.app.services.users.addMember(a.id, owner.id, 'owner');
+    const r = await receiver(500);
+    const e = await endpoint(a, r.url, ['grievance.created']);
+    await ticket(a);
+
+    const due = async () => (await deliveries(a, e.id)).data[0]!;
+    expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 0, retrying: 1, failed: 0 });
+    let d = await due();
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, last_response_status: 500, last_error: 'answered 500' });
+    expect(new Date(d.next_attempt_at).getTime() - start.getTime()).toBe(30_000);
+    // Not due yet: nothing is sent.
+    t.clock.advance(29_000);
+    expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 0, retrying: 0, failed: 0 });
+    t.clock.advance(1_000);
+    expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 0, retrying: 1, failed: 0 });
+    d = await due();
+    expect(new Date(d.next_attempt_at).getTime() - t.clock.now().getTime()).toBe(60_000);
+    expect([1, 2, 3, 4, 11, 12, 13, 20].map(webhookRetryDelayMs)).toEqual([30_000, 60_000, 120_000, 240_000, 30_720_000, 43_200_000, 43_200_000, 43_200_000]);
+
+    // Follow the schedule to the end: every attempt is at its due time.
+    let attempts = 2;
+    for (;;) {
+      d = await due();
+      if (d.status !== 'pending') break;
+      t.clock.set(d.next_attempt_at);
+      await t.app.webhooks.runOnce();
+      attempts++;
+      expect(attempts).toBeLessThan(40);
+    }
+    expect(d).toMatchObject({ status: 'failed', attempts, next_attempt_at: null });
+    expect(t.clock.now().getTime() - start.getTime()).toBeLessThanOrEqual(3 * 24 * 3_600_000);
+    expect(r.received).toHaveLength(attempts);
+    const shown = (await call(a, 'GET', `/api/v1/webhooks/${e.id}`)).json();
+    expect(shown).toMatchObject({ enabled: false, disabled_reason: 'Deliveries failed for 3 days', disabled_at: t.clock.now().toISOString() });
+    const mail = await t.db.system.query<{ recipient: string; body: string }>(
+      "select recipient, body from outbound_messages where org_id = $1 and channel = 'email'",
+      [a.id],
+    );
+    expect(mail).toEqual([{ recipient: owner.email, body: expect.stringContaining(`disabled the webhook endpoint ${r.url}`) }]);
+
+    // A disabled endpoint gets no new deliveries; retry and test answer 409 until it is enabled again.
+    await ticket(a);
+    expect((await deliveries(a, e.id)).count).toBe(1);
+    expect((await call(a, 'POST', `/api/v1/webhooks/${e.id}/test`)).statusCode).toBe(409);
+    expect((await call(a, 'POST', `/api/v1/webhooks/${e.id}/deliveries/${d.id}/retry`)).statusCode).toBe(409);
+    const enabled = await call(a, 'PATCH', `/api/v1/webhooks/${e.id}`, { enabled: true });
+    expect(enabled.json()).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null });
+    r.answer = 204;
+    const retried = await call(a, 'POST', `/api/v1/webhooks/${e.id}/deliveries/${d.id}/retry`);
+    expect(retried.statusCode).toBe(202);
+    expect(retried.json()).toMatchObject({ id: d.id, status: 'pending', attempts });
+    expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 1, retrying: 0, failed: 0 });
+    expect((await due()).status).toBe('delivered');
+  });
+
+  test('a test event goes to that endpoint only', async () => {
+    const a = await t.tenant();
+    const r = await receiver();
+    const other = await receiver();
+    const e = await endpoint(a, r.url, ['nominee.deleted']);
+    await endpoint(a, other.url, ['nominee.deleted']);
+    const res = await call(a, 'POST', `/api/v1/webhooks/${e.id}/test`);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({ endpoint_id: e.id, event_type: 'webhook.test', status: 'pending', attempts: 0 });
+    await drain();
+    expect(other.received).toHaveLength(0);
+    expect(JSON.parse(r.received[0]!.body)).toMatchObject({ type: 'webhook.test', data: { endpoint_id: e.id } });
+    expect((await call(a, 'POST', `/api/v1/webhooks/${e.id}/deliveries/00000000-0000-7000-8000-000000000000/retry`)).json()).toEqual({
+      error: 'Webhook delivery not found',
+      code: 'not_found',
+    });
+  });
+
+  test('a dead receiver does not hold up another endpoint: one attempt in flight per endpoint', async () => {
+    const a = await t.tenant();
+    const dead = await receiver('hang');
+    const live = await receiver();
+    const gone = await endpoint(a, dead.url, ['grievance.created']);
+    await endpoint(a, live.url, ['grievance.created']);
+    for (let i = 0; i < 3; i++) await ticket(a);
+    t.app.webhooks.start();
+    try {
+      await live.waitFor(3, 5000);
+      // The dead one got its first request and holds it; its other two wait their turn.
+      expect(dead.started).toBe(1);
+    } finally {
+      await t.app.webhooks.stop();
+    }
+    const [d] = (await t.db.system.query<{ n: number }>(
+      "select count(*)::int as n from webhook_deliveries where org_id = $1 and status = 'pending'",
+      [a.id],
+    ));
+    expect(d!.n).toBe(3);
+    // The worker is shared by the tests in this file: the dead receiver goes away with its endpoint.
+    expect((await call(a, 'DELETE', `/api/v1/webhooks/${gone.id}`)).statusCode).toBe(204);
+  });
+});
+
+describe('events from each feature', () => {
+  test('grievance and nominee changes each send their event', async () => {
+    t.clock.set(new Date());
+    const a = await t.tenant();
+    const r = await receiver();
+    const e = await endpoint(a, r.url, ['grievance.created', 'grievance.status_changed', 'nominee.created', 'nominee.updated', 'nominee.deleted']);
+    const g = await ticket(a);
+    expect((await t.call({ method: 'PUT', url: `/grievance/${g.ticket_id}`, org: a, key: a.key, body: { status: 'in_progress' } })).statusCode).toBe(200);
+    expect((await t.call({ method: 'POST', url: `/api/v1/grievances/${g.ticket_id}/status`, org: a, key: a.key, body: { status: 'resolved', note: 'Sent' } })).statusCode).toBe(200);
+    const n = await t.call({
+      method: 'POST',
+      url: '/nominee',
+      org: a,
+      key: a.key,
+      body: { user_id: 'user-1', nominee_name: 'Asha Rao', nominee_email: 'asha@example.com', nominee_mobile: '+919876543210', relationship: 'spouse' },
+    });
+    expect(n.statusCode).toBe(201);
+    const id = n.json().id;
+    expect((await t.call({ method: 'PUT', url: `/nominee/${id}`, org: a, key: a.key, body: { relationship: 'sibling' } })).statusCode).toBe(200);
+    expect((await t.call({ method: 'DELETE', url: `/nominee/${id}`, org: a, key: a.key })).statusCode).toBe(200);
+    await drain();
+    const events = r.received.map((x) => new Webhook(e.secret).verify(x.body, x.headers as Record<string, string>) as Record<string, any>);
+    expect(events.map((x) => x.type).sort()).toEqual(
+      ['grievance.created', 'grievance.status_changed', 'grievance.status_changed', 'nominee.created', 'nominee.updated', 'nominee.deleted'].sort(),
+    );
+    const changes = events.filter((x) => x.type === 'grievance.status_changed').map((x) => x.data);
+    expect(changes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ status: 'in_progress', previous_status: 'open', note: null }),
+        expect.objectContaining({ status: 'resolved', previous_status: 'in_progress', note: 'Sent' }),
+      ]),
+    );
+    expect(events.find((x) => x.type === 'nominee.updated')!.data).toMatchObject({ changed_fields: ['relationship'], nominee: { id, relationship: 'sibling' } });
+    expect(events.find((x) => x.type === 'nominee.deleted')!.data).toEqual({ nominee_id: id });
+  });
+});

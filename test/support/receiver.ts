@@ -1,0 +1,62 @@
+// A real webhook receiver for tests: node:http on 127.0.0.1 that records every request and answers as told
+// (a status, or never: a dead receiver that holds the connection open).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  /** Requests started (also those never answered). */
+  started: number;
+  /** Status to answer with, or 'hang' to never answer. */
+  answer: number | 'hang';
+  /** Connections open now. */
+  open(): number;
+  waitFor(n: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(answer: number | 'hang' = 200): Promise<Receiver> {
+  let openConnections = 0;
+  const server = http.createServer((req, res) => {
+    r.started++;
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      r.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      if (r.answer === 'hang') return;
+      res.writeHead(r.answer, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  server.on('connection', (socket) => {
+    openConnections++;
+    socket.on('close', () => openConnections--);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  const r: Receiver = {
+    url: `http://127.0.0.1:${port}/hook`,
+    received: [],
+    started: 0,
+    answer,
+    open: () => openConnections,
+    async waitFor(n, timeoutMs = 5000) {
+      const until = Date.now() + timeoutMs;
+      while (r.received.length < n) {
+        if (Date.now() > until) throw new Error(`receiver got ${r.received.length} of ${n} requests`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return r;
+}
