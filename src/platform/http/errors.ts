@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   invalid_credentials: { status: 401, meaning: 'Wrong email or password' },
   not_signed_in: { status: 401, meaning: 'The dashboard session cookie is missing' },
   dp_token_required: { status: 401, meaning: "The endpoint acts for a data principal and takes only their token (`Bearer dpt_…`)" },
+  dp_token_other_person: { status: 401, meaning: "The data principal's token acts for someone else than the user the request names (SDK surface)" },
   incorrect_code: { status: 401, meaning: 'The one-time sign-in code is wrong, expired, used up, or was never sent' },
   // 403
   missing_scope: { status: 403, meaning: 'The API key lacks the scope the endpoint needs' },

@@ -350,6 +350,7 @@ export const en = {
       grievances: 'grievances: grievance tickets',
       nominees: 'nominees: nominees',
       consent: 'consent: consent links and consents',
+      sdk: 'sdk: the truConsent app SDKs (banners, Rights Center settings, code sign-in; nothing else)',
     } as Record<string, string>,
     kind: { website: 'Website', mobile_app: 'Mobile app', call_center: 'Call centre', offline: 'Offline', other: 'Other' } as Record<string, string>,
     consentAction: { approved: 'Approved', partial_consent: 'Partial', declined: 'Declined', revoked: 'Revoked' } as Record<string, string>,

@@ -4,7 +4,7 @@ export const GRIEVANCE_CATEGORIES = ['data_access', 'rectification', 'erasure', 
 export const NOMINEE_STATUSES = ['pending', 'verified', 'rejected'] as const;
 export const RELATIONSHIPS = ['spouse', 'parent', 'child', 'sibling', 'legal_guardian', 'power_of_attorney', 'other'] as const;
 export const ROLES = ['owner', 'admin', 'member'] as const;
-export const SCOPES = ['admin', 'grievances', 'nominees', 'consent'] as const;
+export const SCOPES = ['admin', 'grievances', 'nominees', 'consent', 'sdk'] as const;
 export const ASSET_KINDS = ['website', 'mobile_app', 'call_center', 'offline', 'other'] as const;
 export const AUDIT_ACTIONS = [
   'grievance.created',
