@@ -54,6 +54,8 @@ export interface AppDeps {
   clock?: Clock;
   /** false silences request logs (tests). */
   logger?: boolean;
+  /** Where the log goes (default: standard output); the fuzzing suite reads it back. */
+  logStream?: { write(line: string): void };
   /** Delivers outbound SMS and email; default: the one MESSAGE_PROVIDER names. */
   messageProvider?: MessageProvider;
   /** The built dashboard (default: web/dist of this checkout). */
@@ -78,6 +80,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             level: config.logLevel,
             redact: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+            // The route's pattern, never the path or query as sent: they carry user ids, emails, phones.
+            serializers: {
+              req: (req: { method: string; routeOptions?: { url?: string }; hostname?: string; ip?: string; id?: string }) => ({
+                method: req.method,
+                route: req.routeOptions?.url ?? '(no route)',
+                host: req.hostname,
+                remoteAddress: req.ip,
+              }),
+            },
+            ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
@@ -170,7 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   organizationRoutes(app, accounts, { onChanged: (orgId) => rateLimits.limits.forgetOrganization(orgId), defaultRateLimit: config.rateLimitPerKey });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  const grievances = registerGrievances(app, { db, clock });
+  const grievances = registerGrievances(app, { db, clock, publicUrl: config.publicUrl });
   const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });

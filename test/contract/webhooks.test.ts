@@ -7,7 +7,8 @@ import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { withTenant } from '../../src/platform/db/tenant-tx.js';
 import { recordEvent } from '../../src/platform/webhooks/events.js';
-import { webhookRetryDelayMs } from '../../src/platform/webhooks/worker.js';
+import { createWebhookWorker, webhookRetryDelayMs } from '../../src/platform/webhooks/worker.js';
+import { secretBox } from '../../src/platform/webhooks/secrets.js';
 import { createMetrics } from '../../src/platform/metrics.js';
 
 type Tenant = TestOrg & { key: string };
@@ -427,5 +428,26 @@ describe('events from each feature', () => {
     expect((await call(a, 'DELETE', `/api/v1/webhooks/${e.id}`)).statusCode).toBe(204);
     expect(await gauge('assent_webhook_deliveries_pending')).toBe(pending - 1);
     await metrics.close();
+  });
+
+  test('two workers on one store send each delivery once', async () => {
+    const a = await t.tenant();
+    const rs = await Promise.all([1, 2, 3, 4].map(() => receiver()));
+    for (const r of rs) await endpoint(a, r.url, ['grievance.created']);
+    for (let i = 0; i < 5; i++) await ticket(a);
+    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+    const policy = { allowPrivate: true, ownHosts: ['localhost'] };
+    const workers = [1, 2].map(() => createWebhookWorker({ db: t.db, clock: t.clock, secrets: secretBox(null), policy, log: quiet }));
+    let sent = [0, 0];
+    for (let round = 0; round < 20; round++) {
+      const runs = await Promise.all(workers.map((w) => w.runOnce()));
+      sent = sent.map((n, i) => n + runs[i]!.delivered);
+      if (runs.every((r) => r.delivered + r.retrying + r.failed === 0)) break;
+    }
+    expect(sent[0]! + sent[1]!).toBe(20);
+    for (const r of rs) {
+      expect(r.received).toHaveLength(5);
+      expect(new Set(r.received.map((x) => x.headers['webhook-id'])).size).toBe(5);
+    }
   });
 });

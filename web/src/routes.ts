@@ -13,6 +13,7 @@ export const PAGES = {
   collectionPoint: '/collection-points/:pointId',
   apiKeys: '/settings/api-keys',
   webhooks: '/settings/webhooks',
+  rightsCenter: '/settings/rights-center',
   members: '/settings/members',
   auditLog: '/settings/audit-log',
 } as const;

@@ -13,6 +13,7 @@ export const DASHBOARD_PAGES = [
   '/collection-points/:point_id',
   '/settings/api-keys',
   '/settings/webhooks',
+  '/settings/rights-center',
   '/settings/members',
   '/settings/audit-log',
 ] as const;

@@ -29,7 +29,9 @@ export const ERROR_CODES = {
   dp_token_forbidden: { status: 403, meaning: "A data principal's token was sent to an organization endpoint: it acts for one person only" },
   // 404
   not_found: { status: 404, meaning: 'No such record in this organization (malformed ids and other organizations\' ids included)' },
-  route_not_found: { status: 404, meaning: 'No endpoint at this method and path' },
+  route_not_found: { status: 404, meaning: 'No endpoint at this path (for API clients the dashboard\'s pages are not there)' },
+  // 405
+  method_not_allowed: { status: 405, meaning: 'The path does not take this method; `Allow` lists the methods it takes' },
   // 409, 410, 413, 415
   conflict: { status: 409, meaning: 'The request conflicts with the record\'s current state' },
   idempotency_key_in_flight: { status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry it later' },

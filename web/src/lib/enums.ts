@@ -24,6 +24,8 @@ export const AUDIT_ACTIONS = [
   'consent.recorded',
   'consent.withdrawn',
   'api_key.created',
+  'organization.contact_person_set',
+  'organization.rights_center_settings_updated',
   'api_key.revoked',
   'member.added',
   'member.role_changed',
