@@ -148,8 +148,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   organizationRoutes(app, accounts);
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  registerGrievances(app, { db, clock });
-  registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
+  const grievances = registerGrievances(app, { db, clock });
+  const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const consents = registerConsents(app, { db, clock });
@@ -174,6 +174,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerRightsCenter(app, {
     consents,
     dataPrincipals,
+    grievances,
+    nominees,
     dpTokens,
     organizations,
     clock,
