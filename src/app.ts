@@ -8,6 +8,7 @@ import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
 import { installHealth } from './platform/http/health.js';
+import { counts as rateLimited, installRateLimits } from './platform/http/rate-limits.js';
 import { createIdempotencyPurge, idempotencyAwareDatabase, installIdempotency, type IdempotencyPurge } from './platform/http/idempotency.js';
 import { installAccessControl, type RouteAccessEntry } from './platform/auth/access.js';
 import { createOrganizationDirectory } from './platform/auth/tenant-host.js';
@@ -40,6 +41,7 @@ import { registerDashboard } from './features/dashboard/index.js';
 import { registerRightsCenter } from './features/rights-center/index.js';
 import type { Metrics } from './platform/metrics.js';
 import { registerDataPrincipals, type DataPrincipalService } from './features/data-principals/index.js';
+import { registerSdkSurface } from './features/sdk-surface/index.js';
 import { createOutboxWorker, providerFromConfig, type MessageProvider, type OutboxWorker } from './platform/messaging/index.js';
 import { registerWebhooks } from './features/webhooks/index.js';
 import { createWebhookWorker, type WebhookWorker } from './platform/webhooks/worker.js';
@@ -52,6 +54,8 @@ export interface AppDeps {
   clock?: Clock;
   /** false silences request logs (tests). */
   logger?: boolean;
+  /** Where the log goes (default: standard output); the fuzzing suite reads it back. */
+  logStream?: { write(line: string): void };
   /** Delivers outbound SMS and email; default: the one MESSAGE_PROVIDER names. */
   messageProvider?: MessageProvider;
   /** The built dashboard (default: web/dist of this checkout). */
@@ -76,6 +80,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             level: config.logLevel,
             redact: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+            // The route's pattern, never the path or query as sent: they carry user ids, emails, phones.
+            serializers: {
+              req: (req: { method: string; routeOptions?: { url?: string }; hostname?: string; ip?: string; id?: string }) => ({
+                method: req.method,
+                route: req.routeOptions?.url ?? '(no route)',
+                host: req.hostname,
+                remoteAddress: req.ip,
+              }),
+            },
+            ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
@@ -99,10 +113,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app);
+  // Answers carry personal data: never stored by a cache, never sniffed into another type. A route that
+  // chooses its own caching (the dashboard's fingerprinted files) keeps it.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
   installValidation(app);
   installRequestId(app);
   deps.metrics?.instrumentApp(app);
-  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited: () => false, cors: () => false });
+  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited, cors: () => false });
 
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
@@ -121,7 +142,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
   });
+  // Per address before the credentials are checked (so a flood of wrong keys is counted), per key after.
+  const rateLimits = installRateLimits(app, {
+    db,
+    clock,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisKeyPrefix,
+    perKey: config.rateLimitPerKey,
+    perAddress: config.rateLimitPerAddress,
+    windowSeconds: config.rateLimitWindowSeconds,
+    log: app.log,
+  });
+  app.addHook('onClose', () => rateLimits.limits.close());
   const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
+  rateLimits.afterAccess();
   installIdempotency(app, { db: deps.db, clock });
   // Started by main.ts (tests call runOnce); stopped with the app.
   const idempotencyPurge = createIdempotencyPurge(deps.db, clock, app.log);
@@ -146,11 +180,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',
   });
-  organizationRoutes(app, accounts);
+  organizationRoutes(app, accounts, { onChanged: (orgId) => rateLimits.limits.forgetOrganization(orgId), defaultRateLimit: config.rateLimitPerKey });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  const grievances = registerGrievances(app, { db, clock });
+  const grievances = registerGrievances(app, { db, clock, publicUrl: config.publicUrl });
   const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
-  registerCollectionPoints(app, { db, clock });
+  const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const consents = registerConsents(app, { db, clock });
   const dataPrincipals = registerDataPrincipals(app, {
@@ -162,6 +196,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
   });
+  registerSdkSurface(app, { db, clock, collectionPoints, consents, dataPrincipals, grievances, nominees });
   await registerConsentPage(app, {
     db,
     clock,

@@ -25,6 +25,14 @@ export interface Config {
   readonly metricsPerOrg: boolean;
   /** WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may point at private, loopback or link-local addresses and at this service. */
   readonly webhookAllowPrivate: boolean;
+  /** REDIS_KEY_PREFIX: the prefix of this deployment's keys in Redis (default `assent:`). */
+  readonly redisKeyPrefix: string;
+  /** RATE_LIMIT_PER_KEY: requests per API key per window, where the organization set none (default 500). */
+  readonly rateLimitPerKey: number;
+  /** RATE_LIMIT_PER_ADDRESS: requests to the tenant API per client address per window (default 1000). */
+  readonly rateLimitPerAddress: number;
+  /** RATE_LIMIT_WINDOW_SECONDS: the rate limit window (default 60). */
+  readonly rateLimitWindowSeconds: number;
   /** ASSENT_SECRET_KEY: when set, webhook signing secrets are stored encrypted with a key derived from it. */
   readonly secretKey: string | null;
 }
@@ -86,7 +94,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (metricsPort !== null && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) {
     throw new ConfigError(`METRICS_PORT must be an integer between 0 and 65535, got "${env.METRICS_PORT}"`);
   }
+  const positive = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive whole number`);
+    return n;
+  };
+  const rateLimitPerKey = positive('RATE_LIMIT_PER_KEY', 500);
+  const rateLimitPerAddress = positive('RATE_LIMIT_PER_ADDRESS', 1000);
+  const rateLimitWindowSeconds = positive('RATE_LIMIT_WINDOW_SECONDS', 60);
   return Object.freeze({
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'assent:',
+    rateLimitPerKey,
+    rateLimitPerAddress,
+    rateLimitWindowSeconds,
     port,
     host: env.HOST || '0.0.0.0',
     baseDomain,

@@ -104,7 +104,7 @@ export const COMMANDS: Command[] = [
       "Creates an API key for the organization and prints it once, on the first line (keep it: only its\n" +
       'hash is stored). Send it as X-API-Key to the organization\'s host.',
     options: {
-      scopes: { type: 'string', value: 'admin,grievances,nominees,consent', help: 'comma-separated scopes (default: admin)' },
+      scopes: { type: 'string', value: 'admin,grievances,nominees,consent,sdk', help: 'comma-separated scopes (default: admin)' },
       name: { type: 'string', value: 'NAME', help: 'a name to tell keys apart in key list' },
       json: { ...JSON_OPTION, help: 'print {id, key, prefix, scopes}' },
     },

@@ -205,11 +205,12 @@ describe('unknown routes', () => {
     expect(res.json()).toEqual({ error: 'No such endpoint: POST /grievances', code: 'route_not_found' });
   });
 
-  test('a method a path does not take is an unknown route', async () => {
+  test('a method a path does not take is 405 with Allow (test/contract/routing.test.ts walks every route)', async () => {
     const a = await tenant();
     const res = await t.call({ method: 'DELETE', url: '/grievance', org: a, key: a.key });
-    expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: 'No such endpoint: DELETE /grievance', code: 'route_not_found' });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('POST');
+    expect(res.json()).toEqual({ error: 'DELETE is not allowed on /grievance: it takes POST', code: 'method_not_allowed' });
   });
 });
 

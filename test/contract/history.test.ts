@@ -531,9 +531,11 @@ describe('time bounds', () => {
       { field: 'from', message: TIMESTAMP_MESSAGE },
       { field: 'to', message: TIMESTAMP_MESSAGE },
     ]);
-    for (const bad of ['2026-11-22', '2026-11-21T10:00:00', 'yesterday', '1732268400', '2026-02-30T00:00:00Z', '']) {
+    for (const bad of ['2026-11-22', '2026-11-21T10:00:00', 'yesterday', '1732268400', '2026-02-30T00:00:00Z', '0000-01-01T00:00:00Z']) {
       expectInvalid(await history(a, { asset_id: assetId, from: bad }), [{ field: 'from', message: TIMESTAMP_MESSAGE }]);
     }
+    // An empty value is a missing one (issue 21): `from=` is no bound at all.
+    expect((await history(a, { asset_id: assetId, from: '' })).statusCode).toBe(200);
   });
 
   test('§4 a timestamp the schema admits but no clock can hold (leap second, hour-only offset): 400, never 500', async () => {

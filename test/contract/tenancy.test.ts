@@ -459,10 +459,10 @@ describe.each(ROUTES)('$method $path', (route) => {
       expect(res.json()).toEqual(INVALID_KEY);
     });
 
-    test('§2 order: X-Org-Id (400) comes before credentials (401)', async () => {
+    test('§2 order: credentials (401) come before X-Org-Id (400), so a wrong X-Org-Id never reveals that the organization exists', async () => {
       const f = await fixture();
       const res = await send(f, { headers: { 'x-org-id': 'no-such-org' } });
-      expect(res.statusCode).toBe(400);
+      expect(res.statusCode).toBe(401);
     });
   }
 

@@ -7,7 +7,9 @@ import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { withTenant } from '../../src/platform/db/tenant-tx.js';
 import { recordEvent } from '../../src/platform/webhooks/events.js';
-import { webhookRetryDelayMs } from '../../src/platform/webhooks/worker.js';
+import { createWebhookWorker, webhookRetryDelayMs } from '../../src/platform/webhooks/worker.js';
+import { secretBox } from '../../src/platform/webhooks/secrets.js';
+import { createMetrics } from '../../src/platform/metrics.js';
 
 type Tenant = TestOrg & { key: string };
 
@@ -382,5 +384,70 @@ describe('events from each feature', () => {
     );
     expect(events.find((x) => x.type === 'nominee.updated')!.data).toMatchObject({ changed_fields: ['relationship'], nominee: { id, relationship: 'sibling' } });
     expect(events.find((x) => x.type === 'nominee.deleted')!.data).toEqual({ nominee_id: id });
+  });
+
+  test('consent links, consents and withdrawals each send their event; the link itself and the phone never', async () => {
+    t.clock.set(new Date());
+    const a = await t.tenant();
+    const r = await receiver();
+    const e = await endpoint(a, r.url, ['consent_link.created', 'consent_link.completed', 'consent.recorded', 'consent.withdrawn']);
+    const asset = await call(a, 'POST', '/api/v1/assets', { name: 'Website', kind: 'website' });
+    expect(asset.statusCode).toBe(201);
+    const point = await call(a, 'POST', '/api/v1/collection-points', { asset_id: asset.json().id, name: 'Sign-up', notice: 'Notice v1', purposes: [{ name: 'Account', required: true }] });
+    expect(point.statusCode).toBe(201);
+    const p = point.json();
+    const link = await call(a, 'POST', '/api/v1/external/public/consent-link', { asset_id: asset.json().id, collection_point_id: p.id, phone: '+919876543210', dp_id: 'dp-1' });
+    expect(link.statusCode).toBe(201);
+    const purposes = p.purposes.map((x: { id: string }) => ({ id: x.id, granted: true }));
+    expect((await call(a, 'POST', `/consent/${p.id}/consent`, { dp_id: 'dp-1', event_id: link.json().event_id, purposes })).statusCode).toBe(201);
+    expect((await call(a, 'POST', `/consent/${p.id}/withdraw`, { dp_id: 'dp-1' })).statusCode).toBe(201);
+    await drain();
+    const events = r.received.map((x) => new Webhook(e.secret).verify(x.body, x.headers as Record<string, string>) as Record<string, any>);
+    expect(events.map((x) => x.type).sort()).toEqual(['consent.recorded', 'consent.withdrawn', 'consent_link.completed', 'consent_link.created']);
+    const byType = Object.fromEntries(events.map((x) => [x.type, x.data]));
+    expect(byType['consent_link.created']).toMatchObject({ request_id: link.json().request_id, event_id: link.json().event_id, collection_point_id: p.id, dp_id: 'dp-1' });
+    const created = r.received.find((x) => x.body.includes('consent_link.created'))!.body;
+    expect(created).not.toContain(link.json().consent_link);
+    expect(created).not.toContain('9876543210');
+    expect(byType['consent_link.completed']).toMatchObject({ request_id: link.json().request_id, consent_action: expect.any(String) });
+    expect(byType['consent.recorded'].consent).toMatchObject({ dp_id: 'dp-1', collection_point_id: p.id });
+    expect(byType['consent.withdrawn'].consent).toMatchObject({ dp_id: 'dp-1', consent_action: 'revoked' });
+  });
+
+  test('the webhook gauges read the deliveries table', async () => {
+    const a = await t.tenant();
+    const r = await receiver(500);
+    const e = await endpoint(a, r.url, ['grievance.created']);
+    await ticket(a);
+    const metrics = createMetrics({ db: t.db, perOrg: false, poolSizes: {} });
+    const gauge = async (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+    const pending = await gauge('assent_webhook_deliveries_pending');
+    expect(pending).toBeGreaterThanOrEqual(1);
+    expect(Number.isFinite(await gauge('assent_webhook_deliveries_failed'))).toBe(true);
+    expect(await gauge('assent_webhook_delivery_lag_seconds')).toBeGreaterThanOrEqual(0);
+    expect((await call(a, 'DELETE', `/api/v1/webhooks/${e.id}`)).statusCode).toBe(204);
+    expect(await gauge('assent_webhook_deliveries_pending')).toBe(pending - 1);
+    await metrics.close();
+  });
+
+  test('two workers on one store send each delivery once', async () => {
+    const a = await t.tenant();
+    const rs = await Promise.all([1, 2, 3, 4].map(() => receiver()));
+    for (const r of rs) await endpoint(a, r.url, ['grievance.created']);
+    for (let i = 0; i < 5; i++) await ticket(a);
+    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+    const policy = { allowPrivate: true, ownHosts: ['localhost'] };
+    const workers = [1, 2].map(() => createWebhookWorker({ db: t.db, clock: t.clock, secrets: secretBox(null), policy, log: quiet }));
+    let sent = [0, 0];
+    for (let round = 0; round < 20; round++) {
+      const runs = await Promise.all(workers.map((w) => w.runOnce()));
+      sent = sent.map((n, i) => n + runs[i]!.delivered);
+      if (runs.every((r) => r.delivered + r.retrying + r.failed === 0)) break;
+    }
+    expect(sent[0]! + sent[1]!).toBe(20);
+    for (const r of rs) {
+      expect(r.received).toHaveLength(5);
+      expect(new Set(r.received.map((x) => x.headers['webhook-id'])).size).toBe(5);
+    }
   });
 });

@@ -20,6 +20,8 @@ const AssetsPage = lazy(() => import('./pages/AssetsPage'));
 const AssetPage = lazy(() => import('./pages/AssetPage'));
 const CollectionPointPage = lazy(() => import('./pages/CollectionPointPage'));
 const ApiKeysPage = lazy(() => import('./pages/ApiKeysPage'));
+const WebhooksPage = lazy(() => import('./pages/WebhooksPage'));
+const RightsCenterSettingsPage = lazy(() => import('./pages/RightsCenterSettingsPage'));
 const MembersPage = lazy(() => import('./pages/MembersPage'));
 const AuditLogPage = lazy(() => import('./pages/AuditLogPage'));
 
@@ -71,6 +73,8 @@ function Pages() {
       <Route path={PAGES.asset}>{(p) => <AssetPage assetId={p.assetId} />}</Route>
       <Route path={PAGES.collectionPoint}>{(p) => <CollectionPointPage pointId={p.pointId} />}</Route>
       <Route path={PAGES.apiKeys}>{managersOnly(<ApiKeysPage />)}</Route>
+      <Route path={PAGES.webhooks}>{managersOnly(<WebhooksPage />)}</Route>
+      <Route path={PAGES.rightsCenter}>{managersOnly(<RightsCenterSettingsPage />)}</Route>
       <Route path={PAGES.members}>{managersOnly(<MembersPage />)}</Route>
       <Route path={PAGES.auditLog}>{managersOnly(<AuditLogPage />)}</Route>
       <Route>

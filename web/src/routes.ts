@@ -12,6 +12,8 @@ export const PAGES = {
   asset: '/assets/:assetId',
   collectionPoint: '/collection-points/:pointId',
   apiKeys: '/settings/api-keys',
+  webhooks: '/settings/webhooks',
+  rightsCenter: '/settings/rights-center',
   members: '/settings/members',
   auditLog: '/settings/audit-log',
 } as const;

@@ -188,7 +188,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the organization's settings
+         * @description `api_rate_limit`: requests allowed per API key per window (default 500 per 60 s; `null` goes back to the default). Takes effect within 30 seconds in every process. Owners and admins, or an `admin` key.
+         */
+        patch: operations["patchOrganization"];
         trace?: never;
     };
     "/api/v1/api-keys": {
@@ -443,6 +447,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/grievance/{ticket_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation on a ticket
+         * @description Every message, oldest first: `user` from the data principal, `agent` from the organization, `system` for each status change. Append-only. A `grievances` (or `admin`) key, or the Bearer token of any member.
+         */
+        get: operations["getGrievanceMessagesByTicketId"];
+        put?: never;
+        /**
+         * Answer on a ticket
+         * @description `{message, attachment_url?}` (1-5,000 characters): appended with sender `agent`. The data principal is told by SMS (or email when no phone is on file) with a link to their Rights Center and the contact person; the message itself is not sent. A `grievances` (or `admin`) key, or the Bearer token of any member.
+         */
+        post: operations["postGrievanceMessagesByTicketId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/grievances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My tickets
+         * @description Every ticket filed for me, newest first; an empty array when there are none. `Authorization: Bearer dpt_…`.
+         */
+        get: operations["getMeGrievances"];
+        put?: never;
+        /**
+         * File a ticket
+         * @description A grievance or rights request (access, correction, erasure, nomination, withdrawal are categories) filed by me: `client_user_id` is the token's `dp_id`, never taken from the body; status `open`. `Authorization: Bearer dpt_…`.
+         */
+        post: operations["postMeGrievances"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/grievances/{ticket_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of my tickets, with its history
+         * @description The ticket and `history`, its status changes oldest first (without who made them or internal notes). Another person's ticket: 404. `Authorization: Bearer dpt_…`.
+         */
+        get: operations["getMeGrievancesByTicketId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/grievances/{ticket_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation on my ticket
+         * @description Every message, oldest first (`user`: mine, `agent`: the organization, `system`: status changes). Another person's ticket: 404. `Authorization: Bearer dpt_…`.
+         */
+        get: operations["getMeGrievancesMessagesByTicketId"];
+        put?: never;
+        /**
+         * Write on my ticket
+         * @description `{message, attachment_url?}` (1-5,000 characters): appended with sender `user`. Another person's ticket: 404. `Authorization: Bearer dpt_…`.
+         */
+        post: operations["postMeGrievancesMessagesByTicketId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/nominee/user/{user_id}": {
         parameters: {
             query?: never;
@@ -565,6 +661,54 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/nominees": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My nominees
+         * @description Newest first; an empty array when there are none. `Authorization: Bearer dpt_…`.
+         */
+        get: operations["getMeNominees"];
+        put?: never;
+        /**
+         * Appoint a nominee
+         * @description A nominee for me (`client_user_id` is the token's `dp_id`, never taken from the body): status `pending` until the organization verifies it. `nominee_email` is stored lower-cased, `nominee_mobile` normalised to E.164. `Authorization: Bearer dpt_…`.
+         */
+        post: operations["postMeNominees"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/nominees/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a nominee of mine
+         * @description Permanently. Another person's nominee: 404. `Authorization: Bearer dpt_…`.
+         */
+        delete: operations["deleteMeNomineesById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a nominee of mine
+         * @description Any of the fields, at least one; `purpose_of_appointment: null` clears it. `status` is the organization's to set (refused here); a change of name, email, mobile or relationship sends a verified or rejected nominee back to `pending`. Another person's nominee: 404. `Authorization: Bearer dpt_…`.
+         */
+        patch: operations["patchMeNomineesById"];
         trace?: never;
     };
     "/api/v1/assets": {
@@ -1023,6 +1167,378 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/internal/consent/{assetId}/{bannerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Banner of a collection point under an asset (SDK)
+         * @description A collection point (by id or display_id) with its notice and purposes, in the shape both SDKs read. The SDK sends `Content-Type: application/json` and no body. An `sdk` key, or the person's token (then `userId` and `X-User-Id`, when sent, must be theirs). 404 when the collection point is not under that asset.
+         */
+        get: operations["getInternalConsentByAssetIdAndBannerId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/consent/{collectionPointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Banner of a collection point (SDK)
+         * @description A collection point (by id or display_id) with its notice and purposes, in the shape both SDKs read. The SDK sends `Content-Type: application/json` and no body. An `sdk` key, or the person's token (then `userId` and `X-User-Id`, when sent, must be theirs).
+         */
+        get: operations["getInternalConsentByCollectionPointId"];
+        put?: never;
+        /**
+         * Record what a banner submitted (SDK)
+         * @description The SDKs' banner submission: `userId`, `purposes: [{purposeId, consented: accepted|declined|shown}]`, `action` (React Native `approved`, `partial_consent`, ...; Flutter `Approved`, `Partially Consented`, ...). A decision becomes an append-only consent record (channel `sdk`) through the same service as `POST /consent/{collection_point_id}`: a purpose counts as granted only when `accepted`, purposes the SDK left out as not granted, and the record's action is worked out from the choices. `no_action` (the banner closed) and `notice_shown` are not decisions: nothing is recorded (201 with `recorded: false`). An `sdk` key, or the person's token.
+         */
+        post: operations["postInternalConsentByCollectionPointId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/consent/suppression": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Declined purposes after a banner (SDK)
+         * @description The SDKs send `{userId, declinedPurposeIds}` after a banner where purposes were declined (fire and forget). The declines are already in the consent record the submission made, which is what every reader consults: this answers 200 and records nothing more.
+         */
+        post: operations["postInternalConsentSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/rights-center/settings/global": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rights Center settings (SDK)
+         * @description The organization's Rights Center settings (colours, sections shown, grievance mode, access mode `sso` / `non_sso`); the SDKs' defaults for whatever was never set. Set with `PUT /api/v1/organization/rights-center-settings` or in the dashboard. `asset_id` is accepted and not used: the settings are the organization's.
+         */
+        get: operations["getInternalRightsCenterSettingsGlobal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/dpo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contact person (SDK)
+         * @description As `GET /dpo`: any key of the organization (an `sdk` key included) or the person's token; 404 when none is configured.
+         */
+        get: operations["getInternalDpo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/rights-center-access/send-otp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a sign-in code (SDK)
+         * @description The Rights Center's `non_sso` sign-in: `{phone, countryCode}` (or `{email}`) as `POST /rights/otp` takes them (`countryCode` `+91` and `9876543210` make `+919876543210`). Same limits, and the same 202 whether or not the contact is on file. An `sdk` key.
+         */
+        post: operations["postInternalRightsCenterAccessSendOtp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/rights-center-access/verify-otp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a sign-in code for a token (SDK)
+         * @description `{phone, countryCode, otp}`: as `POST /rights/otp/verify`, answering camelCase `accessToken` and `dataPrincipalId` (and the contract's snake_case fields). The SDK then sends `Authorization: Bearer <accessToken>`. Wrong or expired code: 401 `incorrect_code`. An `sdk` key.
+         */
+        post: operations["postInternalRightsCenterAccessVerifyOtp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/consent/user/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's consents by collection point (SDK)
+         * @description Every collection point where the person has a consent on record, each purpose with `consented: accepted|declined` (the current state, as `GET /api/v1/me/consents`). The person's token only, and `userId` must be theirs (401 otherwise).
+         */
+        get: operations["getInternalConsentUserByUserId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/consent/user-consent-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's latest consent at each collection point (SDK)
+         * @description `{collectionPoints: [{latest_consent: {timestamp, purpose_consents: [{purpose_id, status}]}}]}`. The person's token only, for themselves.
+         */
+        get: operations["getInternalConsentUserConsentStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/consent/rights-center": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save the person's consent changes from the Rights Center (SDK)
+         * @description `{userId, purposes: [{id, consented: accepted|declined}], action}`: only the purposes that changed. Each collection point they belong to gets a new record through the same service as `POST /api/v1/me/consents/{id}` (channel `rights_center`); the purposes not sent keep their current choice; a point left with nothing granted is withdrawn (action `revoked`), as `.../withdraw` does. The person's token only.
+         */
+        post: operations["postInternalConsentRightsCenter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/nominee/user/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's nominees (SDK)
+         * @description Newest first; `relationship` as the SDK dropdown shows it (`Spouse`, ..., `Other`). The person's token only, for themselves.
+         */
+        get: operations["getInternalNomineeUserByUserId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/nominee": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Appoint a nominee (SDK)
+         * @description `{nominee_name, relationship (Spouse|Parent|Child|Sibling|Other), nominee_email, nominee_mobile, purpose_of_appointment ("" for none), client_user_id}`, checked as `POST /nominee` checks it; the nominee is the token's person's. Answers the whole nominee (201).
+         */
+        post: operations["postInternalNominee"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/nominee/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a nominee (SDK)
+         * @description The SDK sends the whole form: the fields given replace the stored ones, and a blank or missing `purpose_of_appointment` clears it. `relationship` `Other` keeps a stored relationship the dropdown shows as `Other`. Only the person's own nominees (404 otherwise); the status stays the organization's. Answers the whole nominee.
+         */
+        put: operations["putInternalNomineeById"];
+        post?: never;
+        /**
+         * Remove a nominee (SDK)
+         * @description Only the person's own nominees (404 otherwise). The SDK sends `Content-Type: application/json` and no body. Answers JSON.
+         */
+        delete: operations["deleteInternalNomineeById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/grievance/user/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's tickets (SDK)
+         * @description Newest first; `category` as the SDK dropdown shows it (`Privacy Concern`, `Data Access`, `Other`, or the category in words). The person's token only, for themselves.
+         */
+        get: operations["getInternalGrievanceUserByUserId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/grievance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * File a ticket (SDK)
+         * @description `{client_user_id, subject, category (Privacy Concern → complaint, Data Access → data_access, Other → other), description}`, checked as `POST /grievance` checks it; filed for the token's person. Answers the whole ticket (201).
+         */
+        post: operations["postInternalGrievance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/rights-requests/access-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for access to my data (SDK)
+         * @description `{user_id, subject?, description?}`: files a ticket with category `data_access` for the token's person. Answers the ticket (201).
+         */
+        post: operations["postInternalRightsRequestsAccessRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/rights-requests/deletion-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for my data to be erased (SDK)
+         * @description `{user_id, reason?}`: files a ticket with category `erasure` for the token's person, the reason as its description. Answers the ticket (201).
+         */
+        post: operations["postInternalRightsRequestsDeletionRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organization/rights-center-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rights Center settings
+         * @description What the SDKs' Rights Center widget shows: colours, sections, grievance mode, access mode. Fields never set read as the SDKs' defaults. Any member, or an `admin` key.
+         */
+        get: operations["getOrganizationRightsCenterSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the Rights Center settings
+         * @description Any of the fields; those left out keep their value. Colours `#RRGGBB`; `access_mode` `sso` or `non_sso`; `grievance_mode` `truconsent` or `external` (with `grievance_external_url`). Answers every field. Owners and admins, or an `admin` key.
+         */
+        patch: operations["patchOrganizationRightsCenterSettings"];
+        trace?: never;
+    };
     "/api/v1/audit-log": {
         parameters: {
             query?: never;
@@ -1198,7 +1714,7 @@ export interface components {
              * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "dp_token_required" | "incorrect_code" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "dp_token_forbidden" | "not_found" | "route_not_found" | "conflict" | "idempotency_key_in_flight" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "too_many_codes" | "internal";
+            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "dp_token_required" | "dp_token_other_person" | "incorrect_code" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "dp_token_forbidden" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_flight" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "too_many_codes" | "internal";
             /** @description Validation errors only: one entry per problem found */
             details?: {
                 /** @description The field (or path) at fault */
@@ -1245,6 +1761,15 @@ export interface components {
              * @enum {string|null}
              */
             role: "owner" | "admin" | "member" | null;
+            /** @description Requests allowed per API key per window (60 s unless the operator changed it) */
+            api_rate_limit: number;
+            /** @description true when api_rate_limit is the server's default (RATE_LIMIT_PER_KEY), not the organization's own */
+            api_rate_limit_default: boolean;
+        };
+        /** UpdateOrganization */
+        UpdateOrganization: {
+            /** @description Requests per API key per window (1-1,000,000); null goes back to the server's default */
+            api_rate_limit?: number | null;
         };
         /** ApiKey */
         ApiKey: {
@@ -1253,7 +1778,7 @@ export interface components {
             name: string;
             /** @description The first 12 characters of the key, to recognise it */
             prefix: string;
-            scopes: ("admin" | "grievances" | "nominees" | "consent")[];
+            scopes: ("admin" | "grievances" | "nominees" | "consent" | "sdk")[];
             /** Format: date-time */
             created_at: string;
             /**
@@ -1273,7 +1798,7 @@ export interface components {
             name: string;
             /** @description The first 12 characters of the key, to recognise it */
             prefix: string;
-            scopes: ("admin" | "grievances" | "nominees" | "consent")[];
+            scopes: ("admin" | "grievances" | "nominees" | "consent" | "sdk")[];
             /** Format: date-time */
             created_at: string;
             /**
@@ -1442,6 +1967,74 @@ export interface components {
             updated_at: string;
             /** @description Oldest first */
             history: components["schemas"]["GrievanceStatusChange"][];
+        };
+        /** GrievanceMessage */
+        GrievanceMessage: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description user: the data principal; agent: the organization; system: a status change
+             * @enum {string}
+             */
+            sender: "user" | "agent" | "system";
+            message: string;
+            /** Format: date-time */
+            created_at: string;
+            attachment_url: string | null;
+        };
+        /** MyGrievanceStatusChange */
+        MyGrievanceStatusChange: {
+            /**
+             * @description Any status may move to any other
+             * @enum {string}
+             */
+            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
+            /**
+             * @description Any status may move to any other
+             * @enum {string|null}
+             */
+            previous_status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed" | null;
+            /** Format: date-time */
+            changed_at: string;
+        };
+        /** MyGrievanceTicket */
+        MyGrievanceTicket: {
+            /**
+             * Format: uuid
+             * @description Internal UUID of the ticket record
+             */
+            id: string;
+            /**
+             * @description Human-readable identifier: GRV- and 8 characters of A-Z0-9
+             * @example GRV-7K2M9QXA
+             */
+            ticket_id: string;
+            /** @description Your application's identifier for the user who filed the ticket */
+            client_user_id: string;
+            /**
+             * Format: uuid
+             * @description Internal id of the data principal with this client_user_id when one was on record at creation; otherwise null
+             */
+            user_id: string | null;
+            subject: string;
+            description: string;
+            /**
+             * @description Kind of rights request
+             * @enum {string}
+             */
+            category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
+            /**
+             * @description Any status may move to any other
+             * @enum {string}
+             */
+            status: "open" | "in_progress" | "on_hold" | "resolved" | "rejected" | "closed";
+            attachment_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Oldest first */
+            history: components["schemas"]["MyGrievanceStatusChange"][];
         };
         /** UserNominee */
         UserNominee: {
@@ -1789,10 +2382,10 @@ export interface components {
             /** @description The notice version the data principal saw */
             notice_version: number;
             /**
-             * @description api: the organization's backend; link: a consent link's page; rights_center: the data principal themselves
+             * @description api: the organization's backend; link: a consent link's page; rights_center: the data principal themselves; sdk: an app's banner through the truConsent SDK surface
              * @enum {string}
              */
-            channel: "api" | "link" | "rights_center";
+            channel: "api" | "link" | "rights_center" | "sdk";
             /** Format: date-time */
             created_at: string;
         };
@@ -1860,6 +2453,256 @@ export interface components {
             contact: components["schemas"]["ContactPerson"] | null;
             /** @description Days the organization takes at most to answer a ticket */
             grievance_period_days: number;
+        };
+        /** SdkPurpose */
+        SdkPurpose: {
+            id: string;
+            name: string;
+            description: string;
+            is_mandatory: boolean;
+            is_legitimate: boolean;
+            purpose_type: string;
+            expiry_period: string;
+            version: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkBanner */
+        SdkBanner: {
+            /** @description The collection point's display_id */
+            banner_id: string;
+            /** @description The collection point id to submit consent to */
+            collection_point: string;
+            collectionPoint: string;
+            /** @description The notice version, as a string */
+            version: string;
+            /** @description The collection point name (also sent as `title`) */
+            name: string;
+            /** @description The notice */
+            description: string;
+            purposes: components["schemas"]["SdkPurpose"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkConsentSubmission */
+        SdkConsentSubmission: {
+            userId?: string;
+            purposes: {
+                [key: string]: unknown;
+            }[];
+            action: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkConsentRecorded */
+        SdkConsentRecorded: {
+            success: boolean;
+            recorded: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkSuppression */
+        SdkSuppression: {
+            userId?: string;
+            declinedPurposeIds: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkOk */
+        SdkOk: {
+            success: boolean;
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** RightsCenterSettings */
+        RightsCenterSettings: {
+            /**
+             * @description sso: the app passes its signed-in user (and their token); non_sso: the widget signs the person in with a one-time code
+             * @enum {string}
+             */
+            access_mode: "sso" | "non_sso";
+            /**
+             * @description Page background
+             * @example #65a30d
+             */
+            background_color: string;
+            /**
+             * @description Main text
+             * @example #65a30d
+             */
+            primary_text_color: string;
+            /**
+             * @description Secondary text and borders
+             * @example #65a30d
+             */
+            secondary_text_color: string;
+            /**
+             * @description Buttons and the active tab
+             * @example #65a30d
+             */
+            button_color: string;
+            /**
+             * @description Text on buttons
+             * @example #65a30d
+             */
+            button_text_color: string;
+            font_family: string;
+            show_consents_section: boolean;
+            show_rights_section: boolean;
+            show_nominees_section: boolean;
+            show_transparency_section: boolean;
+            show_dpo_section: boolean;
+            show_grievance_section: boolean;
+            /**
+             * @description truconsent: tickets are filed here; external: the widget links to grievance_external_url
+             * @enum {string}
+             */
+            grievance_mode: "truconsent" | "external";
+            /** @example https://example.com/grievances */
+            grievance_external_url: string;
+            consents_section_title: string;
+            rights_section_title: string;
+            nominees_section_title: string;
+            transparency_description: string;
+            dpo_qualifications_enabled: boolean;
+            dpo_responsibilities_enabled: boolean;
+            dpo_working_hours_enabled: boolean;
+            dpo_response_time_enabled: boolean;
+        };
+        /** SdkSendCode */
+        SdkSendCode: {
+            phone?: string;
+            countryCode?: string;
+            email?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkCodeSent */
+        SdkCodeSent: {
+            success: boolean;
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkVerifyCode */
+        SdkVerifyCode: {
+            phone?: string;
+            countryCode?: string;
+            otp: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkSignedIn */
+        SdkSignedIn: {
+            accessToken: string;
+            dataPrincipalId: string;
+            access_token: string;
+            expires_in: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkConsentPurpose */
+        SdkConsentPurpose: {
+            id: string;
+            name: string;
+            consented: string;
+            is_mandatory: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkConsentGroup */
+        SdkConsentGroup: {
+            collection_point: string;
+            /** @description The collection point name (also sent as `title`) */
+            name: string;
+            purposes: components["schemas"]["SdkConsentPurpose"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkLatestConsent */
+        SdkLatestConsent: {
+            [key: string]: unknown;
+        };
+        /** SdkCollectionPointStatus */
+        SdkCollectionPointStatus: {
+            collection_point_id: string;
+            latest_consent: components["schemas"]["SdkLatestConsent"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkUserConsentStatus */
+        SdkUserConsentStatus: {
+            collectionPoints: components["schemas"]["SdkCollectionPointStatus"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkRightsCenterSave */
+        SdkRightsCenterSave: {
+            userId?: string;
+            purposes: {
+                [key: string]: unknown;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkRightsCenterSaved */
+        SdkRightsCenterSaved: {
+            success: boolean;
+            updated: {
+                [key: string]: unknown;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkNominee */
+        SdkNominee: {
+            id: string;
+            nominee_name: string;
+            /** @description Spouse, Parent, Child, Sibling or Other (the SDK dropdown) */
+            relationship: string;
+            nominee_email: string;
+            nominee_mobile: string;
+            purpose_of_appointment: string | null;
+            user_id: string;
+            client_user_id: string;
+            status: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkNomineeInput */
+        SdkNomineeInput: {
+            [key: string]: unknown;
+        };
+        /** SdkNomineeChange */
+        SdkNomineeChange: {
+            [key: string]: unknown;
+        };
+        /** SdkGrievanceTicket */
+        SdkGrievanceTicket: {
+            id: string;
+            ticket_id: string;
+            subject: string;
+            /** @description Privacy Concern, Data Access, Other (the SDK dropdown), or the category in words */
+            category: string;
+            description: string;
+            status: string;
+            created_at: string;
+            client_user_id: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkGrievanceInput */
+        SdkGrievanceInput: {
+            [key: string]: unknown;
+        };
+        /** SdkAccessRequest */
+        SdkAccessRequest: {
+            [key: string]: unknown;
+        };
+        /** SdkDeletionRequest */
+        SdkDeletionRequest: {
+            [key: string]: unknown;
         };
         /** AuditEntry */
         AuditEntry: {
@@ -2030,6 +2873,12 @@ export interface components {
     headers: {
         /** @description The request id: yours when you sent a valid one, else generated. Quote it when asking for support. */
         "X-Request-Id": string;
+        /** @description Requests allowed in the current window (per API key, or per client address without a key). */
+        "RateLimit-Limit": number;
+        /** @description Requests left in the current window. */
+        "RateLimit-Remaining": number;
+        /** @description Seconds until the current window ends. */
+        "RateLimit-Reset": number;
         /** @description Seconds to wait before trying again. */
         "Retry-After": number;
         /** @description Present (`true`) when this answer is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -2864,6 +3713,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2873,7 +3725,9 @@ export interface operations {
                      *       "slug": "string",
                      *       "name": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "role": "owner"
+                     *       "role": "owner",
+                     *       "api_rate_limit": 0,
+                     *       "api_rate_limit_default": true
                      *     }
                      */
                     "application/json": components["schemas"]["Organization"];
@@ -2883,6 +3737,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2899,6 +3756,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2911,10 +3771,222 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchOrganization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "api_rate_limit": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateOrganization"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "slug": "string",
+                     *       "name": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "role": "owner",
+                     *       "api_rate_limit": 0,
+                     *       "api_rate_limit_default": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2947,6 +4019,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2972,6 +4047,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2988,6 +4066,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3000,10 +4081,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3042,7 +4146,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    scopes: ("admin" | "grievances" | "nominees" | "consent")[];
+                    scopes: ("admin" | "grievances" | "nominees" | "consent" | "sdk")[];
                 };
             };
         };
@@ -3051,6 +4155,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3075,6 +4182,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3097,6 +4207,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3113,6 +4226,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3129,6 +4245,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3145,6 +4264,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3157,10 +4279,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3196,6 +4341,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3219,6 +4367,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3235,6 +4386,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3251,6 +4405,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3263,10 +4420,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3302,6 +4482,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3327,6 +4510,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3349,6 +4535,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3365,6 +4554,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3377,10 +4569,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3431,6 +4646,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3449,6 +4667,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3471,6 +4692,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3487,6 +4711,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3503,6 +4730,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3519,6 +4749,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3535,6 +4768,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3551,6 +4787,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3563,10 +4802,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3602,6 +4864,9 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3610,6 +4875,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3626,6 +4894,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3642,6 +4913,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3658,6 +4932,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3670,10 +4947,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3721,6 +5021,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3739,6 +5042,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3761,6 +5067,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3777,6 +5086,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3793,6 +5105,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3809,6 +5124,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3825,6 +5143,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3841,6 +5162,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3853,10 +5177,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3890,6 +5237,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3917,6 +5267,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3939,6 +5292,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3955,6 +5311,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3967,10 +5326,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4031,6 +5413,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -4057,6 +5442,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4079,6 +5467,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4095,6 +5486,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4111,6 +5505,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4127,6 +5524,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4143,6 +5543,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4159,6 +5562,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4171,10 +5577,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4230,6 +5659,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4255,6 +5687,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4277,6 +5712,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4293,6 +5731,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4309,6 +5750,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4325,6 +5769,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4341,6 +5788,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4353,10 +5803,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4390,6 +5863,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4414,6 +5890,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4430,6 +5909,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4446,6 +5928,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4458,10 +5943,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4511,6 +6019,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4543,6 +6054,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4565,6 +6079,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4581,6 +6098,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4593,10 +6113,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4629,6 +6172,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4664,6 +6210,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4680,6 +6229,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4692,10 +6244,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4731,6 +6306,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4768,6 +6346,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4784,6 +6365,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4800,6 +6384,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4812,10 +6399,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4869,6 +6479,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4894,6 +6507,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4916,6 +6532,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4932,6 +6551,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4948,6 +6570,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4964,6 +6589,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4980,6 +6608,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4996,6 +6627,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5008,10 +6642,1341 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGrievanceMessagesByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "sender": "user",
+                     *         "message": "string",
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "attachment_url": "string"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["GrievanceMessage"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postGrievanceMessagesByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "message": "string",
+                 *       "attachment_url": "https://files.example.org/evidence.pdf"
+                 *     }
+                 */
+                "application/json": {
+                    message: string;
+                    /**
+                     * @description URL of a supporting document; null means none
+                     * @example https://files.example.org/evidence.pdf
+                     */
+                    attachment_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "sender": "user",
+                     *       "message": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "attachment_url": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceMessage"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMeGrievances: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "ticket_id": "GRV-7K2M9QXA",
+                     *         "client_user_id": "string",
+                     *         "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *         "subject": "string",
+                     *         "description": "string",
+                     *         "category": "data_access",
+                     *         "status": "open",
+                     *         "attachment_url": "string",
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "updated_at": "2019-08-24T14:15:22Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["GrievanceTicket"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMeGrievances: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description client_user_id is always the token's dp_id, never taken from the body */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subject": "string",
+                 *       "description": "string",
+                 *       "category": "data_access",
+                 *       "attachment_url": "https://files.example.org/evidence.pdf"
+                 *     }
+                 */
+                "application/json": {
+                    subject: string;
+                    description: string;
+                    /**
+                     * @description Kind of rights request
+                     * @enum {string}
+                     */
+                    category: "data_access" | "rectification" | "erasure" | "consent_withdrawal" | "nomination" | "data_portability" | "objection" | "complaint" | "other";
+                    /**
+                     * @description URL of a supporting document; null means not set
+                     * @example https://files.example.org/evidence.pdf
+                     */
+                    attachment_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "ticket_id": "GRV-7K2M9QXA",
+                     *       "client_user_id": "string",
+                     *       "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *       "subject": "string",
+                     *       "description": "string",
+                     *       "category": "data_access",
+                     *       "status": "open",
+                     *       "attachment_url": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceTicket"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMeGrievancesByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "ticket_id": "GRV-7K2M9QXA",
+                     *       "client_user_id": "string",
+                     *       "user_id": "a169451c-8525-4352-b8ca-070dd449a1a5",
+                     *       "subject": "string",
+                     *       "description": "string",
+                     *       "category": "data_access",
+                     *       "status": "open",
+                     *       "attachment_url": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "history": [
+                     *         {
+                     *           "status": "open",
+                     *           "previous_status": "open",
+                     *           "changed_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MyGrievanceTicket"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMeGrievancesMessagesByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "sender": "user",
+                     *         "message": "string",
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "attachment_url": "string"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["GrievanceMessage"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMeGrievancesMessagesByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "message": "string",
+                 *       "attachment_url": "https://files.example.org/evidence.pdf"
+                 *     }
+                 */
+                "application/json": {
+                    message: string;
+                    /**
+                     * @description URL of a supporting document; null means none
+                     * @example https://files.example.org/evidence.pdf
+                     */
+                    attachment_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "sender": "user",
+                     *       "message": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "attachment_url": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GrievanceMessage"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5045,6 +8010,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5072,6 +8040,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5094,6 +8065,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5110,6 +8084,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5122,10 +8099,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5186,6 +8186,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -5212,6 +8215,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5234,6 +8240,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5250,6 +8259,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5266,6 +8278,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5282,6 +8297,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5298,6 +8316,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5314,6 +8335,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5326,10 +8350,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5392,6 +8439,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5417,6 +8467,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5439,6 +8492,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5455,6 +8511,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5471,6 +8530,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5487,6 +8549,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5503,6 +8568,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5515,10 +8583,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5552,6 +8643,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5569,6 +8663,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5585,6 +8682,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5601,6 +8701,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5613,10 +8716,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5657,6 +8783,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5689,6 +8818,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5711,6 +8843,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5727,6 +8862,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5739,10 +8877,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5778,6 +8939,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5803,6 +8967,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5819,6 +8986,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5835,6 +9005,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5847,10 +9020,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5886,6 +9082,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5911,6 +9110,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5927,6 +9129,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5943,6 +9148,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5955,10 +9163,764 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMeNominees: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "client_user_id": "string",
+                     *         "nominee_name": "string",
+                     *         "nominee_email": "string",
+                     *         "nominee_mobile": "string",
+                     *         "relationship": "spouse",
+                     *         "purpose_of_appointment": "string",
+                     *         "status": "pending",
+                     *         "verified_at": "2019-08-24T14:15:22Z",
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "updated_at": "2019-08-24T14:15:22Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["UserNominee"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMeNominees: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The nominee is always the token's data principal's; status starts pending */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "nominee_name": "string",
+                 *       "nominee_email": "user@example.com",
+                 *       "nominee_mobile": "+919876543210",
+                 *       "relationship": "spouse",
+                 *       "purpose_of_appointment": "string"
+                 *     }
+                 */
+                "application/json": {
+                    nominee_name: string;
+                    /** Format: email */
+                    nominee_email: string;
+                    /**
+                     * @description E.164 (+ then 8-15 digits); a bare 10-digit number gets DEFAULT_COUNTRY_CODE (+91)
+                     * @example +919876543210
+                     */
+                    nominee_mobile: string;
+                    /** @enum {string} */
+                    relationship: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
+                    purpose_of_appointment?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "client_user_id": "string",
+                     *       "nominee_name": "string",
+                     *       "nominee_email": "string",
+                     *       "nominee_mobile": "string",
+                     *       "relationship": "spouse",
+                     *       "purpose_of_appointment": "string",
+                     *       "status": "pending",
+                     *       "verified_at": "2019-08-24T14:15:22Z",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserNominee"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state, or a request with this Idempotency-Key is still being processed (`idempotency_key_in_flight`) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMeNomineesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description UUID of the nominee; a malformed one is simply not found */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchMeNomineesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description UUID of the nominee; a malformed one is simply not found */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description At least one field; status is the organization's to set */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "nominee_name": "string",
+                 *       "nominee_email": "user@example.com",
+                 *       "nominee_mobile": "+919876543210",
+                 *       "relationship": "spouse",
+                 *       "purpose_of_appointment": "string"
+                 *     }
+                 */
+                "application/json": {
+                    nominee_name?: string;
+                    /** Format: email */
+                    nominee_email?: string;
+                    /** @example +919876543210 */
+                    nominee_mobile?: string;
+                    /** @enum {string} */
+                    relationship?: "spouse" | "parent" | "child" | "sibling" | "legal_guardian" | "power_of_attorney" | "other";
+                    /** @description null clears it */
+                    purpose_of_appointment?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "client_user_id": "string",
+                     *       "nominee_name": "string",
+                     *       "nominee_email": "string",
+                     *       "nominee_mobile": "string",
+                     *       "relationship": "spouse",
+                     *       "purpose_of_appointment": "string",
+                     *       "status": "pending",
+                     *       "verified_at": "2019-08-24T14:15:22Z",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserNominee"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5995,6 +9957,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6022,6 +9987,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6044,6 +10012,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6060,6 +10031,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6072,10 +10046,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6127,6 +10124,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -6148,6 +10148,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6170,6 +10173,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6186,6 +10192,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6202,6 +10211,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6218,6 +10230,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6234,6 +10249,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6250,6 +10268,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6262,10 +10283,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6301,6 +10345,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6321,6 +10368,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6337,6 +10387,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6353,6 +10406,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6365,10 +10421,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6427,6 +10506,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6447,6 +10529,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6469,6 +10554,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6485,6 +10573,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6501,6 +10592,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6517,6 +10611,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6533,6 +10630,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6545,10 +10645,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6587,6 +10710,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6625,6 +10751,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6647,6 +10776,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6663,6 +10795,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6675,10 +10810,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6753,6 +10911,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -6785,6 +10946,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6807,6 +10971,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6823,6 +10990,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6839,6 +11009,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6855,6 +11028,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6871,6 +11047,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6887,6 +11066,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6899,10 +11081,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6938,6 +11143,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6969,6 +11177,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6985,6 +11196,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7001,6 +11215,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7013,10 +11230,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7086,6 +11326,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7117,6 +11360,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7139,6 +11385,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7155,6 +11404,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7171,6 +11423,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7187,6 +11442,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7203,6 +11461,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7215,10 +11476,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7295,6 +11579,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -7318,6 +11605,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7340,6 +11630,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7356,6 +11649,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7372,6 +11668,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7388,6 +11687,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7404,6 +11706,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7420,6 +11725,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7436,6 +11744,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7448,10 +11759,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7510,6 +11844,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -7534,6 +11871,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7556,6 +11896,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7572,6 +11915,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7588,6 +11934,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7604,6 +11953,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7620,6 +11972,9 @@ export interface operations {
             410: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7636,6 +11991,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7652,6 +12010,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7668,6 +12029,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7684,6 +12048,9 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -7701,6 +12068,9 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7738,6 +12108,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7769,6 +12142,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7791,6 +12167,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7807,6 +12186,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7819,10 +12201,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7870,6 +12275,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7930,6 +12338,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7952,6 +12363,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7968,6 +12382,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7980,10 +12397,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8019,6 +12459,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8048,6 +12491,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8070,6 +12516,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8086,6 +12535,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8102,6 +12554,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8114,10 +12569,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8179,6 +12657,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -8208,6 +12689,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8230,6 +12714,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8246,6 +12733,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8262,6 +12752,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8278,6 +12771,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8294,6 +12790,9 @@ export interface operations {
             410: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8310,6 +12809,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8326,6 +12828,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8342,6 +12847,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8354,10 +12862,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8404,6 +12935,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -8433,6 +12967,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8455,6 +12992,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8471,6 +13011,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8487,6 +13030,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8503,6 +13049,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8519,6 +13068,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8535,6 +13087,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8551,6 +13106,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8563,10 +13121,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8597,6 +13178,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8631,6 +13215,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8647,6 +13234,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8659,10 +13249,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8696,6 +13309,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8724,6 +13340,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8740,6 +13359,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8756,6 +13378,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8768,10 +13393,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8828,6 +13476,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -8857,6 +13508,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8879,6 +13533,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8895,6 +13552,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8911,6 +13571,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8927,6 +13590,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8943,6 +13609,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8959,6 +13628,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8975,6 +13647,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8987,10 +13662,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9026,6 +13724,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -9055,6 +13756,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9071,6 +13775,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9087,6 +13794,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9103,6 +13813,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9119,6 +13832,9 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9131,10 +13847,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9170,6 +13909,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9190,6 +13932,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9212,6 +13957,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9228,6 +13976,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9244,6 +13995,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9256,10 +14010,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9320,6 +14097,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9340,6 +14120,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9360,6 +14143,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9382,6 +14168,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9398,6 +14187,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9414,6 +14206,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9430,6 +14225,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9442,10 +14240,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9494,6 +14315,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9512,6 +14336,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9534,6 +14361,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9550,6 +14380,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9566,6 +14399,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9582,6 +14418,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9594,10 +14433,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9903,6 +14765,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9939,6 +14804,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9955,6 +14823,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9967,10 +14838,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10003,6 +14897,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10028,6 +14925,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10044,6 +14944,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10060,6 +14963,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10072,10 +14978,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10137,6 +15066,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10162,6 +15094,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10187,6 +15122,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10209,6 +15147,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10225,6 +15166,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10241,6 +15185,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10257,6 +15204,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10269,10 +15219,3539 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInternalConsentByAssetIdAndBannerId: {
+        parameters: {
+            query?: {
+                userId?: string;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                assetId: string;
+                bannerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A collection point with its notice and purposes, in the shape both SDKs read (they add camelCase aliases themselves). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "banner_id": "string",
+                     *       "collection_point": "string",
+                     *       "collectionPoint": "string",
+                     *       "version": "string",
+                     *       "name": "string",
+                     *       "description": "string",
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "name": "string",
+                     *           "description": "string",
+                     *           "is_mandatory": true,
+                     *           "is_legitimate": true,
+                     *           "purpose_type": "string",
+                     *           "expiry_period": "string",
+                     *           "version": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkBanner"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInternalConsentByCollectionPointId: {
+        parameters: {
+            query?: {
+                userId?: string;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The banner: a collection point id or display_id */
+                collectionPointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A collection point with its notice and purposes, in the shape both SDKs read (they add camelCase aliases themselves). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "banner_id": "string",
+                     *       "collection_point": "string",
+                     *       "collectionPoint": "string",
+                     *       "version": "string",
+                     *       "name": "string",
+                     *       "description": "string",
+                     *       "purposes": [
+                     *         {
+                     *           "id": "string",
+                     *           "name": "string",
+                     *           "description": "string",
+                     *           "is_mandatory": true,
+                     *           "is_legitimate": true,
+                     *           "purpose_type": "string",
+                     *           "expiry_period": "string",
+                     *           "version": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkBanner"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalConsentByCollectionPointId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                collectionPointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "userId": "string",
+                 *       "purposes": [
+                 *         {}
+                 *       ],
+                 *       "action": "string"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SdkConsentSubmission"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "recorded": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkConsentRecorded"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalConsentSuppression: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "userId": "string",
+                 *       "declinedPurposeIds": [
+                 *         "string"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SdkSuppression"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkOk"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInternalRightsCenterSettingsGlobal: {
+        parameters: {
+            query?: {
+                asset_id?: string;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_mode": "sso",
+                     *       "background_color": "#65a30d",
+                     *       "primary_text_color": "#65a30d",
+                     *       "secondary_text_color": "#65a30d",
+                     *       "button_color": "#65a30d",
+                     *       "button_text_color": "#65a30d",
+                     *       "font_family": "string",
+                     *       "show_consents_section": true,
+                     *       "show_rights_section": true,
+                     *       "show_nominees_section": true,
+                     *       "show_transparency_section": true,
+                     *       "show_dpo_section": true,
+                     *       "show_grievance_section": true,
+                     *       "grievance_mode": "truconsent",
+                     *       "grievance_external_url": "https://example.com/grievances",
+                     *       "consents_section_title": "string",
+                     *       "rights_section_title": "string",
+                     *       "nominees_section_title": "string",
+                     *       "transparency_description": "string",
+                     *       "dpo_qualifications_enabled": true,
+                     *       "dpo_responsibilities_enabled": true,
+                     *       "dpo_working_hours_enabled": true,
+                     *       "dpo_response_time_enabled": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RightsCenterSettings"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInternalDpo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *       "full_name": "string",
+                     *       "email": "string",
+                     *       "phone": "string",
+                     *       "appointment_date": "2019-08-24T14:15:22Z",
+                     *       "qualifications": "string",
+                     *       "responsibilities": "string",
+                     *       "working_hours": "string",
+                     *       "response_time": "string",
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactPerson"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalRightsCenterAccessSendOtp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "string",
+                 *       "countryCode": "string",
+                 *       "email": "string"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SdkSendCode"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkCodeSent"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalRightsCenterAccessVerifyOtp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "string",
+                 *       "countryCode": "string",
+                 *       "otp": "string"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SdkVerifyCode"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accessToken": "string",
+                     *       "dataPrincipalId": "string",
+                     *       "access_token": "string",
+                     *       "expires_in": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkSignedIn"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInternalConsentUserByUserId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "collection_point": "string",
+                     *         "name": "string",
+                     *         "purposes": [
+                     *           {
+                     *             "id": "string",
+                     *             "name": "string",
+                     *             "consented": "string",
+                     *             "is_mandatory": true
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SdkConsentGroup"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInternalConsentUserConsentStatus: {
+        parameters: {
+            query?: {
+                userId?: string;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "collectionPoints": [
+                     *         {
+                     *           "collection_point_id": "string",
+                     *           "latest_consent": {}
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkUserConsentStatus"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalConsentRightsCenter: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "userId": "string",
+                 *       "purposes": [
+                 *         {}
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SdkRightsCenterSave"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "updated": [
+                     *         {}
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkRightsCenterSaved"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInternalNomineeUserByUserId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "string",
+                     *         "nominee_name": "string",
+                     *         "relationship": "string",
+                     *         "nominee_email": "string",
+                     *         "nominee_mobile": "string",
+                     *         "purpose_of_appointment": "string",
+                     *         "user_id": "string",
+                     *         "client_user_id": "string",
+                     *         "status": "string"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SdkNominee"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalNominee: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["SdkNomineeInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "nominee_name": "string",
+                     *       "relationship": "string",
+                     *       "nominee_email": "string",
+                     *       "nominee_mobile": "string",
+                     *       "purpose_of_appointment": "string",
+                     *       "user_id": "string",
+                     *       "client_user_id": "string",
+                     *       "status": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkNominee"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putInternalNomineeById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["SdkNomineeChange"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "nominee_name": "string",
+                     *       "relationship": "string",
+                     *       "nominee_email": "string",
+                     *       "nominee_mobile": "string",
+                     *       "purpose_of_appointment": "string",
+                     *       "user_id": "string",
+                     *       "client_user_id": "string",
+                     *       "status": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkNominee"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteInternalNomineeById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkOk"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInternalGrievanceUserByUserId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "string",
+                     *         "ticket_id": "string",
+                     *         "subject": "string",
+                     *         "category": "string",
+                     *         "description": "string",
+                     *         "status": "string",
+                     *         "created_at": "string",
+                     *         "client_user_id": "string"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SdkGrievanceTicket"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalGrievance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["SdkGrievanceInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "ticket_id": "string",
+                     *       "subject": "string",
+                     *       "category": "string",
+                     *       "description": "string",
+                     *       "status": "string",
+                     *       "created_at": "string",
+                     *       "client_user_id": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkGrievanceTicket"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalRightsRequestsAccessRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["SdkAccessRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "ticket_id": "string",
+                     *       "subject": "string",
+                     *       "category": "string",
+                     *       "description": "string",
+                     *       "status": "string",
+                     *       "created_at": "string",
+                     *       "client_user_id": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkGrievanceTicket"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalRightsRequestsDeletionRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["SdkDeletionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "ticket_id": "string",
+                     *       "subject": "string",
+                     *       "category": "string",
+                     *       "description": "string",
+                     *       "status": "string",
+                     *       "created_at": "string",
+                     *       "client_user_id": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkGrievanceTicket"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrganizationRightsCenterSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_mode": "sso",
+                     *       "background_color": "#65a30d",
+                     *       "primary_text_color": "#65a30d",
+                     *       "secondary_text_color": "#65a30d",
+                     *       "button_color": "#65a30d",
+                     *       "button_text_color": "#65a30d",
+                     *       "font_family": "string",
+                     *       "show_consents_section": true,
+                     *       "show_rights_section": true,
+                     *       "show_nominees_section": true,
+                     *       "show_transparency_section": true,
+                     *       "show_dpo_section": true,
+                     *       "show_grievance_section": true,
+                     *       "grievance_mode": "truconsent",
+                     *       "grievance_external_url": "https://example.com/grievances",
+                     *       "consents_section_title": "string",
+                     *       "rights_section_title": "string",
+                     *       "nominees_section_title": "string",
+                     *       "transparency_description": "string",
+                     *       "dpo_qualifications_enabled": true,
+                     *       "dpo_responsibilities_enabled": true,
+                     *       "dpo_working_hours_enabled": true,
+                     *       "dpo_response_time_enabled": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RightsCenterSettings"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchOrganizationRightsCenterSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Any of the fields; those left out keep their value */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "access_mode": "sso",
+                 *       "background_color": "#65a30d",
+                 *       "primary_text_color": "#65a30d",
+                 *       "secondary_text_color": "#65a30d",
+                 *       "button_color": "#65a30d",
+                 *       "button_text_color": "#65a30d",
+                 *       "font_family": "string",
+                 *       "show_consents_section": true,
+                 *       "show_rights_section": true,
+                 *       "show_nominees_section": true,
+                 *       "show_transparency_section": true,
+                 *       "show_dpo_section": true,
+                 *       "show_grievance_section": true,
+                 *       "grievance_mode": "truconsent",
+                 *       "grievance_external_url": "https://example.com/grievances",
+                 *       "consents_section_title": "string",
+                 *       "rights_section_title": "string",
+                 *       "nominees_section_title": "string",
+                 *       "transparency_description": "string",
+                 *       "dpo_qualifications_enabled": true,
+                 *       "dpo_responsibilities_enabled": true,
+                 *       "dpo_working_hours_enabled": true,
+                 *       "dpo_response_time_enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description sso: the app passes its signed-in user (and their token); non_sso: the widget signs the person in with a one-time code
+                     * @enum {string}
+                     */
+                    access_mode?: "sso" | "non_sso";
+                    /**
+                     * @description Page background
+                     * @example #65a30d
+                     */
+                    background_color?: string;
+                    /**
+                     * @description Main text
+                     * @example #65a30d
+                     */
+                    primary_text_color?: string;
+                    /**
+                     * @description Secondary text and borders
+                     * @example #65a30d
+                     */
+                    secondary_text_color?: string;
+                    /**
+                     * @description Buttons and the active tab
+                     * @example #65a30d
+                     */
+                    button_color?: string;
+                    /**
+                     * @description Text on buttons
+                     * @example #65a30d
+                     */
+                    button_text_color?: string;
+                    font_family?: string;
+                    show_consents_section?: boolean;
+                    show_rights_section?: boolean;
+                    show_nominees_section?: boolean;
+                    show_transparency_section?: boolean;
+                    show_dpo_section?: boolean;
+                    show_grievance_section?: boolean;
+                    /**
+                     * @description truconsent: tickets are filed here; external: the widget links to grievance_external_url
+                     * @enum {string}
+                     */
+                    grievance_mode?: "truconsent" | "external";
+                    /** @example https://example.com/grievances */
+                    grievance_external_url?: string;
+                    consents_section_title?: string;
+                    rights_section_title?: string;
+                    nominees_section_title?: string;
+                    transparency_description?: string;
+                    dpo_qualifications_enabled?: boolean;
+                    dpo_responsibilities_enabled?: boolean;
+                    dpo_working_hours_enabled?: boolean;
+                    dpo_response_time_enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_mode": "sso",
+                     *       "background_color": "#65a30d",
+                     *       "primary_text_color": "#65a30d",
+                     *       "secondary_text_color": "#65a30d",
+                     *       "button_color": "#65a30d",
+                     *       "button_text_color": "#65a30d",
+                     *       "font_family": "string",
+                     *       "show_consents_section": true,
+                     *       "show_rights_section": true,
+                     *       "show_nominees_section": true,
+                     *       "show_transparency_section": true,
+                     *       "show_dpo_section": true,
+                     *       "show_grievance_section": true,
+                     *       "grievance_mode": "truconsent",
+                     *       "grievance_external_url": "https://example.com/grievances",
+                     *       "consents_section_title": "string",
+                     *       "rights_section_title": "string",
+                     *       "nominees_section_title": "string",
+                     *       "transparency_description": "string",
+                     *       "dpo_qualifications_enabled": true,
+                     *       "dpo_responsibilities_enabled": true,
+                     *       "dpo_working_hours_enabled": true,
+                     *       "dpo_response_time_enabled": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RightsCenterSettings"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10311,6 +18790,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10351,6 +18833,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10373,6 +18858,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10389,6 +18877,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10401,10 +18892,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10437,6 +18951,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10466,6 +18983,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10482,6 +19002,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10494,10 +19017,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10543,6 +19089,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10569,6 +19118,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10591,6 +19143,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10607,6 +19162,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10623,6 +19181,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10639,6 +19200,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10651,10 +19215,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10690,6 +19277,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10715,6 +19305,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10731,6 +19324,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10747,6 +19343,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10759,10 +19358,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10798,6 +19420,9 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10806,6 +19431,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10822,6 +19450,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10838,6 +19469,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10850,10 +19484,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10903,6 +19560,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10928,6 +19588,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10950,6 +19613,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10966,6 +19632,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10982,6 +19651,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10998,6 +19670,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11014,6 +19689,9 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11026,10 +19704,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11065,6 +19766,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11091,6 +19795,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11107,6 +19814,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11123,6 +19833,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11135,10 +19848,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11179,6 +19915,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11212,6 +19951,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11234,6 +19976,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11250,6 +19995,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11266,6 +20014,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11278,10 +20029,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11319,6 +20093,9 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11345,6 +20122,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11361,6 +20141,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11377,6 +20160,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11393,6 +20179,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11405,10 +20194,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11444,6 +20256,9 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11470,6 +20285,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11486,6 +20304,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11502,6 +20323,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11518,6 +20342,9 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11530,10 +20357,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal server error (no detail is ever given) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

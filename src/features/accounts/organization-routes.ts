@@ -21,8 +21,24 @@ const Organization = Type.Object(
       enum: ['owner', 'admin', 'member', null],
       description: "The caller's role; null for an API key",
     }),
+    api_rate_limit: Type.Integer({ description: 'Requests allowed per API key per window (60 s unless the operator changed it)' }),
+    api_rate_limit_default: Type.Boolean({ description: "true when api_rate_limit is the server's default (RATE_LIMIT_PER_KEY), not the organization's own" }),
   },
   { title: 'Organization' },
+);
+
+const UpdateOrganizationBody = Type.Object(
+  {
+    api_rate_limit: Type.Optional(
+      Type.Unsafe<number | null>({
+        type: ['integer', 'null'],
+        minimum: 1,
+        maximum: 1000000,
+        description: "Requests per API key per window (1-1,000,000); null goes back to the server's default",
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'UpdateOrganization' },
 );
 
 const apiKeyFields = {
@@ -42,8 +58,24 @@ const CreatedApiKey = Type.Object(
 
 const keyAccess = { apiKey: 'admin', bearer: ['owner', 'admin'] } as const;
 
-export function organizationRoutes(app: FastifyInstance, accounts: AccountsService): void {
+export interface OrganizationRouteOptions {
+  /** Called after a setting changed (the rate limiter forgets its cached limit). */
+  onChanged(orgId: string): void;
+  /** RATE_LIMIT_PER_KEY, shown when the organization set no limit of its own. */
+  defaultRateLimit: number;
+}
+
+export function organizationRoutes(app: FastifyInstance, accounts: AccountsService, options: OrganizationRouteOptions): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const withSettings = async (ctx: ReturnType<typeof tenantOf>) => {
+    const [org, settings] = await Promise.all([accounts.organization(ctx), accounts.settings(ctx)]);
+    return {
+      ...org,
+      role: ctx.actor.type === 'user' ? ctx.actor.role : null,
+      api_rate_limit: settings.api_rate_limit ?? options.defaultRateLimit,
+      api_rate_limit_default: settings.api_rate_limit === null,
+    };
+  };
 
   r.get('/api/v1/organization', {
     config: { access: { apiKey: 'admin', bearer: ['owner', 'admin', 'member'] } },
@@ -54,10 +86,25 @@ export function organizationRoutes(app: FastifyInstance, accounts: AccountsServi
       description: "The organization of this host and the caller's role in it (`null` for an API key). Any member, or an `admin` key.",
       response: { 200: Organization, ...errorResponses(401, 403) },
     },
+    handler: (req) => withSettings(tenantOf(req)),
+  });
+
+  r.patch('/api/v1/organization', {
+    config: { access: { apiKey: 'admin', bearer: ['owner', 'admin'] } },
+    schema: {
+      tags: ['Organization'],
+      security,
+      summary: "Change the organization's settings",
+      description:
+        "`api_rate_limit`: requests allowed per API key per window (default 500 per 60 s; `null` goes back to the default). Takes effect within 30 seconds in every process. Owners and admins, or an `admin` key.",
+      body: UpdateOrganizationBody,
+      response: { 200: Organization, ...errorResponses(400, 401, 403, 413, 415) },
+    },
     handler: async (req) => {
       const ctx = tenantOf(req);
-      const org = await accounts.organization(ctx);
-      return { ...org, role: ctx.actor.type === 'user' ? ctx.actor.role : null };
+      await accounts.updateSettings(ctx, req.body);
+      options.onChanged(ctx.orgId);
+      return withSettings(ctx);
     },
   });
 

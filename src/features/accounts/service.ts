@@ -12,7 +12,7 @@ import { uuidv7, isUuid } from '../../platform/ids.js';
 import type { Scope } from '../../platform/auth/api-key-verifier.js';
 import { slugProblem } from './slugs.js';
 
-export const SCOPES: readonly Scope[] = ['admin', 'grievances', 'nominees', 'consent'];
+export const SCOPES: readonly Scope[] = ['admin', 'grievances', 'nominees', 'consent', 'sdk'];
 
 export interface OrganizationRecord {
   id: string;
@@ -131,6 +131,24 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
     async organization(ctx: TenantContext): Promise<OrganizationRecord> {
       const rows = await db.system.query<OrganizationRecord>('select id, slug, name, created_at from organizations where id = $1', [ctx.orgId]);
       return rows[0]!;
+    },
+
+    /** The organization's own settings: its limit per API key (null: the server's default). */
+    async settings(ctx: TenantContext): Promise<{ api_rate_limit: number | null }> {
+      const rows = await db.system.query<{ api_rate_limit: number | null }>('select api_rate_limit from organizations where id = $1', [ctx.orgId]);
+      return rows[0]!;
+    },
+
+    /** Changes the organization's settings; the change is audited. */
+    async updateSettings(ctx: TenantContext, input: { api_rate_limit?: number | null }): Promise<{ api_rate_limit: number | null }> {
+      const at = clock.now();
+      if (input.api_rate_limit !== undefined) {
+        await db.system.query('update organizations set api_rate_limit = $2 where id = $1', [ctx.orgId, input.api_rate_limit]);
+        await withTenant(db, ctx.orgId, (tx) =>
+          recordAudit(tx, ctx, at, { action: 'organization.updated', targetType: 'organization', targetId: ctx.orgId, details: { api_rate_limit: input.api_rate_limit } }),
+        );
+      }
+      return this.settings(ctx);
     },
 
     /** A new key of the addressed organization; the plaintext is in the answer and nowhere else. */

@@ -16,7 +16,7 @@ export interface ConsentRecordRow {
   created_at: Date;
 }
 
-export type ConsentChannel = 'api' | 'link' | 'rights_center';
+export type ConsentChannel = 'api' | 'link' | 'rights_center' | 'sdk';
 
 const COLUMNS = 'id as consent_id, collection_point_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, created_at';
 

@@ -64,10 +64,10 @@ export const CurrentConsent = Type.Object(
 
 // The data principal's own consents (contract §7), under /api/v1/me with their token.
 
-const ChannelEnum = Type.Unsafe<'api' | 'link' | 'rights_center'>({
+const ChannelEnum = Type.Unsafe<'api' | 'link' | 'rights_center' | 'sdk'>({
   type: 'string',
-  enum: ['api', 'link', 'rights_center'],
-  description: "api: the organization's backend; link: a consent link's page; rights_center: the data principal themselves",
+  enum: ['api', 'link', 'rights_center', 'sdk'],
+  description: "api: the organization's backend; link: a consent link's page; rights_center: the data principal themselves; sdk: an app's banner through the truConsent SDK surface",
 });
 
 export const MyConsent = Type.Object(

@@ -12,6 +12,8 @@ export const DASHBOARD_PAGES = [
   '/assets/:asset_id',
   '/collection-points/:point_id',
   '/settings/api-keys',
+  '/settings/webhooks',
+  '/settings/rights-center',
   '/settings/members',
   '/settings/audit-log',
 ] as const;

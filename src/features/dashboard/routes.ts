@@ -3,11 +3,11 @@
 // encapsulated plugin, so its security headers (a strict CSP) stay on its responses.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import { DASHBOARD_PAGES } from './pages.js';
-
+import { isApiRequest } from '../../platform/http/route-index.js';
 
 export const ASSET_PREFIX = '/_app/';
 
@@ -21,6 +21,8 @@ export interface DashboardDeps {
 const escapeAttribute = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 const routeOptions = { config: { access: 'public' as const }, schema: { hide: true } };
+/** The app's pages: not there for API clients (credentials, or JSON preferred), who get the JSON 404. */
+const pageOptions = { config: { access: 'public' as const, page: true }, schema: { hide: true } };
 
 export async function dashboardRoutes(app: FastifyInstance, { webDir, baseDomain }: DashboardDeps): Promise<void> {
   const built = existsSync(join(webDir, 'index.html'));
@@ -46,9 +48,9 @@ export async function dashboardRoutes(app: FastifyInstance, { webDir, baseDomain
 
   if (!built) {
     app.log.warn({ webDir }, 'the dashboard is not built (no web/dist/index.html): run `npm run build`; the API is unaffected');
-    const notBuilt = (_req: unknown, reply: FastifyReply) =>
-      reply.code(503).type('text/plain; charset=utf-8').send('The dashboard is not built: run `npm run build` in the Assent checkout, then restart.\n');
-    for (const path of DASHBOARD_PAGES) app.get(path, routeOptions, notBuilt);
+    const notBuilt = (req: FastifyRequest, reply: FastifyReply) =>
+      isApiRequest(req) ? reply.callNotFound() : reply.code(503).type('text/plain; charset=utf-8').send('The dashboard is not built: run `npm run build` in the Assent checkout, then restart.\n');
+    for (const path of DASHBOARD_PAGES) app.get(path, pageOptions, notBuilt);
     return;
   }
 
@@ -60,8 +62,9 @@ export async function dashboardRoutes(app: FastifyInstance, { webDir, baseDomain
     '</head>',
     `  <meta name="assent-base-domain" content="${escapeAttribute(baseDomain)}" />\n  </head>`,
   );
-  const page = (_req: unknown, reply: FastifyReply) => reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
-  for (const path of DASHBOARD_PAGES) app.get(path, routeOptions, page);
+  const page = (req: FastifyRequest, reply: FastifyReply) =>
+    isApiRequest(req) ? reply.callNotFound() : reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
+  for (const path of DASHBOARD_PAGES) app.get(path, pageOptions, page);
 
   // Content-hashed names: cached for a year, never revalidated.
   app.get<{ Params: { '*': string } }>(`${ASSET_PREFIX}*`, routeOptions, (req, reply) =>

@@ -1,13 +1,15 @@
 // Nominees: the feature's only public surface.
 import type { FastifyInstance } from 'fastify';
-import { nomineeRoutes } from './routes.js';
+import { nomineeRoutes, principalNomineeRoutes } from './routes.js';
 import { createNomineeService, type NomineeServiceDeps } from './service.js';
 
 export { createNomineeService, type NomineeService } from './service.js';
-export { RELATIONSHIPS, NOMINEE_STATUSES } from './schemas.js';
+export { RELATIONSHIPS, NOMINEE_STATUSES, CreateNomineeBody, UpdateNomineeBody, type CreateNomineeInput, type UpdateNomineeInput } from './schemas.js';
+export type { NomineeRow } from './repo.js';
 
 export function registerNominees(app: FastifyInstance, deps: NomineeServiceDeps) {
   const service = createNomineeService(deps);
   nomineeRoutes(app, service);
+  principalNomineeRoutes(app, service);
   return service;
 }

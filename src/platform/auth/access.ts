@@ -1,6 +1,7 @@
 // Every route declares who may call it (route config `access`); one onRequest hook enforces it in the
-// contract's order, before parsing and validation: tenant from Host -> X-Org-Id (where required) ->
-// credentials present (401) -> valid for this tenant (401, or 403 for a non-member) -> scope or role (403).
+// contract's order, before parsing and validation: tenant from Host -> credentials present (401) -> valid
+// for this tenant (401, or 403 for a non-member) -> X-Org-Id (where required: 400, told only to a caller
+// whose credentials hold, so it never reveals that an organization exists) -> scope or role (403).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, AuthErrors } from '../http/errors.js';
 import type { ApiKeyVerifier, Scope } from './api-key-verifier.js';
@@ -155,10 +156,13 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     const slug = slugFromHost(hostOf(request, deps.trustProxy), deps.baseDomain);
     const org: Organization | null = slug ? await deps.organizations.bySlug(slug) : null;
 
-    // An unknown host is remembered and answered below exactly like a wrong key, never with a 400.
-    if (org && access.orgHeader && headerValue(request, 'x-org-id') !== org.slug) {
-      throw new AppError('org_header_unresolved', 'X-Org-Id could not be resolved');
-    }
+    // An unknown host is remembered and answered below exactly like a wrong key, never with a 400. A
+    // wrong X-Org-Id is told only to a caller whose credentials hold for this organization: to anyone
+    // else a real organization's host answers like an unknown one (issue 21).
+    const orgHeaderWrong = Boolean(org && access.orgHeader && headerValue(request, 'x-org-id') !== org.slug);
+    const checkOrgHeader = () => {
+      if (orgHeaderWrong) throw new AppError('org_header_unresolved', 'X-Org-Id could not be resolved');
+    };
 
     const key = headerValue(request, 'x-api-key');
     const sent = bearerToken(request);
@@ -170,6 +174,7 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
       if (!org) throw AuthErrors.invalidKey();
       const verified = await deps.apiKeys.verify(org.id, key);
       if (!verified) throw AuthErrors.invalidKey();
+      checkOrgHeader();
       if (access.apiKey !== 'any' && !verified.scopes.includes('admin') && !verified.scopes.includes(access.apiKey)) {
         throw AuthErrors.missingScope(access.apiKey);
       }
@@ -186,6 +191,7 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
       const verified = org ? await deps.dpTokens.verify(org.id, principalToken) : null;
       if (!org || !verified) throw AccessErrors.invalidToken();
       if (!access.dataPrincipal) throw AccessErrors.principalOnly();
+      checkOrgHeader();
       request.tenant = {
         orgId: org.id,
         slug: org.slug,
@@ -201,6 +207,7 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
       // A valid token on an unknown organization's host reveals nothing: it is simply not a member.
       const role = org ? await deps.bearer.roleIn(org.id, verified.userId) : null;
       if (!org || !role) throw AccessErrors.notMember();
+      checkOrgHeader();
       if (!access.bearer.includes(role)) throw AccessErrors.roleTooLow();
       request.tenant = {
         orgId: org.id,

@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ErrorObject } from 'ajv';
 import { AppError, ERROR_CODES, errorBody, type ErrorCode } from './errors.js';
 import { validationDetails } from './validation.js';
+import { installRouteIndex, isApiRequest } from './route-index.js';
 
 const CONTEXT_NAMES: Record<string, string> = {
   body: 'body',
@@ -46,9 +47,18 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(500).send(errorBody('internal', 'Internal server error'));
   });
 
+  // Installed first, so it sees every route: a path known under other methods is a 405 with Allow.
+  const routes = installRouteIndex(app);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    reply.code(404).send(errorBody('route_not_found', `No such endpoint: ${request.method} ${path.slice(0, 200)}`));
+    const allowed = routes.methodsAt(path, { api: isApiRequest(request) });
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      return reply
+        .code(405)
+        .header('Allow', allowed.join(', '))
+        .send(errorBody('method_not_allowed', `${request.method} is not allowed on ${path.slice(0, 200)}: it takes ${allowed.join(', ')}`));
+    }
+    return reply.code(404).send(errorBody('route_not_found', `No such endpoint: ${request.method} ${path.slice(0, 200)}`));
   });
 }
 

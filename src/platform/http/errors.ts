@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   invalid_credentials: { status: 401, meaning: 'Wrong email or password' },
   not_signed_in: { status: 401, meaning: 'The dashboard session cookie is missing' },
   dp_token_required: { status: 401, meaning: "The endpoint acts for a data principal and takes only their token (`Bearer dpt_…`)" },
+  dp_token_other_person: { status: 401, meaning: "The data principal's token acts for someone else than the user the request names (SDK surface)" },
   incorrect_code: { status: 401, meaning: 'The one-time sign-in code is wrong, expired, used up, or was never sent' },
   // 403
   missing_scope: { status: 403, meaning: 'The API key lacks the scope the endpoint needs' },
@@ -27,7 +28,9 @@ export const ERROR_CODES = {
   dp_token_forbidden: { status: 403, meaning: "A data principal's token was sent to an organization endpoint: it acts for one person only" },
   // 404
   not_found: { status: 404, meaning: 'No such record in this organization (malformed ids and other organizations\' ids included)' },
-  route_not_found: { status: 404, meaning: 'No endpoint at this method and path' },
+  route_not_found: { status: 404, meaning: 'No endpoint at this path (for API clients the dashboard\'s pages are not there)' },
+  // 405
+  method_not_allowed: { status: 405, meaning: 'The path does not take this method; `Allow` lists the methods it takes' },
   // 409, 410, 413, 415
   conflict: { status: 409, meaning: 'The request conflicts with the record\'s current state' },
   idempotency_key_in_flight: { status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry it later' },

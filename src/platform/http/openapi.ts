@@ -93,6 +93,7 @@ export async function installOpenApi(app: FastifyInstance, options: OpenApiOptio
     },
     transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: Record<string, any> }).openapiObject, routes),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // staticCSP: the page and its files carry a Content-Security-Policy (scripts and styles from itself only).
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true } });
   app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => app.swagger());
 }

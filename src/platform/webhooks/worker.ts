@@ -89,7 +89,9 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
   const inFlight = new Set<Promise<unknown>>();
   const aborts = new Set<AbortController>();
 
-  // The oldest due delivery of each enabled endpoint that has none in flight, oldest endpoints first.
+  // The oldest due delivery of each enabled endpoint that has none in flight, oldest endpoints first. The
+  // claim moves next_attempt_at to the lease's end: a worker that waited on the row lock re-checks the
+  // row after the claim commits and finds it no longer due (without that it would send it again).
   async function claim(now: Date, limit: number): Promise<Claimed[]> {
     if (limit <= 0) return [];
     return db.system.query<Claimed>(
@@ -107,7 +109,8 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
          order by d.next_attempt_at
          limit $2::int
        ), claimed as (
-         update webhook_deliveries d set attempts = d.attempts + 1, in_flight_until = $3::timestamptz, last_attempt_at = $1::timestamptz
+         update webhook_deliveries d set attempts = d.attempts + 1, in_flight_until = $3::timestamptz, next_attempt_at = $3::timestamptz,
+                last_attempt_at = $1::timestamptz
            from picked where d.org_id = picked.org_id and d.id = picked.id
          returning d.org_id, d.id, d.endpoint_id, d.event_id, d.attempts, d.created_at
        )

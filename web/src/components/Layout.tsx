@@ -33,6 +33,8 @@ export function Layout({ children }: { children: ReactNode }) {
   ];
   const settings: { href: string; text: string; show: boolean }[] = [
     { href: PAGES.apiKeys, text: m.nav.apiKeys, show: manager },
+    { href: PAGES.webhooks, text: m.nav.webhooks, show: manager },
+    { href: PAGES.rightsCenter, text: m.nav.rightsCenter, show: manager },
     { href: PAGES.members, text: m.nav.members, show: manager },
     { href: PAGES.auditLog, text: m.nav.auditLog, show: manager },
   ];

@@ -4,7 +4,7 @@ export const GRIEVANCE_CATEGORIES = ['data_access', 'rectification', 'erasure', 
 export const NOMINEE_STATUSES = ['pending', 'verified', 'rejected'] as const;
 export const RELATIONSHIPS = ['spouse', 'parent', 'child', 'sibling', 'legal_guardian', 'power_of_attorney', 'other'] as const;
 export const ROLES = ['owner', 'admin', 'member'] as const;
-export const SCOPES = ['admin', 'grievances', 'nominees', 'consent'] as const;
+export const SCOPES = ['admin', 'grievances', 'nominees', 'consent', 'sdk'] as const;
 export const ASSET_KINDS = ['website', 'mobile_app', 'call_center', 'offline', 'other'] as const;
 export const AUDIT_ACTIONS = [
   'grievance.created',
@@ -24,9 +24,16 @@ export const AUDIT_ACTIONS = [
   'consent.recorded',
   'consent.withdrawn',
   'api_key.created',
+  'organization.contact_person_set',
+  'organization.rights_center_settings_updated',
   'api_key.revoked',
   'member.added',
   'member.role_changed',
   'member.removed',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.secret_rotated',
+  'webhook.deleted',
+  'webhook.delivery_retried',
 ] as const;
 export const PAGE_SIZES = [25, 50, 100, 200] as const;

@@ -1,0 +1,51 @@
+// Response headers and what an unauthenticated caller can learn (issue 21, item 12): every API answer
+// (each route of the route table, successes and errors) is Cache-Control: no-store and nosniff; /docs has
+// a Content-Security-Policy; a wrong X-Org-Id on a real organization's host answers an unauthenticated
+// caller exactly like an unknown host.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { authHeaders, credentials, routes, urlFor, type Credentials } from '../support/routes.js';
+
+let t: TestApp;
+let c: Credentials;
+beforeAll(async () => {
+  t = await buildTestApp();
+  c = await credentials(t);
+});
+afterAll(async () => t?.close());
+
+test('every GET route of the table answers no-store and nosniff (with and without credentials)', async () => {
+  const gets = routes(t).filter((r) => r.method === 'GET');
+  expect(gets.length).toBeGreaterThan(20);
+  for (const route of gets) {
+    for (const headers of [authHeaders(route, c), {}]) {
+      const res = await t.app.inject({ method: 'GET', url: urlFor(route), headers: { host: c.org.host, ...headers } });
+      const label = `${route.url} -> ${res.statusCode}`;
+      expect(res.statusCode, label).toBeLessThan(500);
+      expect(res.headers['x-content-type-options'], label).toBe('nosniff');
+      if (/^application\/json/.test(String(res.headers['content-type']))) expect(res.headers['cache-control'], label).toBe('no-store');
+    }
+  }
+});
+
+test('/docs carries a Content-Security-Policy', async () => {
+  const res = await t.app.inject({ method: 'GET', url: '/docs/', headers: { host: 'localhost' } });
+  expect(res.statusCode).toBe(200);
+  expect(String(res.headers['content-security-policy'])).toMatch(/script-src/);
+});
+
+test("a wrong X-Org-Id on a real organization's host answers an unauthenticated caller like an unknown host", async () => {
+  const withHeader = routes(t).filter((r) => r.access !== 'public' && r.access.orgHeader);
+  expect(withHeader.length).toBeGreaterThan(0);
+  for (const route of withHeader) {
+    for (const creds of [{}, { 'x-api-key': 'ask_wrong' }, { authorization: 'Bearer asa_wrong' }]) {
+      const ask = (host: string) =>
+        t.app.inject({ method: route.method as 'GET', url: urlFor(route, {}, 'asset_id=x'), headers: { host, 'x-org-id': 'someone-else', ...creds } });
+      const real = await ask(c.org.host);
+      const unknown = await ask(`no-such-org-${Date.now()}.${t.config.baseDomain}`);
+      expect(real.statusCode, route.url).toBe(unknown.statusCode);
+      expect(real.json(), route.url).toEqual(unknown.json());
+      expect(real.statusCode).toBe(401);
+    }
+  }
+});
