@@ -225,7 +225,16 @@ async function startServer(kind: ServerKind, store: StoreTarget, pinning: Pinnin
       ? [process.execPath, ...NODE_FLAGS, ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), '--input-type=module', '-e', SERVE_FROM_DIST]
       : [process.execPath, ...NODE_FLAGS, ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), '--import', 'tsx', join(ROOT, 'bench/baseline.ts')];
   const argv = pinning.pinned ? ['taskset', '-c', '1', ...node] : node;
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BASE_DOMAIN: 'localhost' };
+  // The bench measures the service, not its rate limits (one key, one address, thousands of requests a second).
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    BASE_DOMAIN: 'localhost',
+    RATE_LIMIT_PER_KEY: '1000000000',
+    RATE_LIMIT_PER_ADDRESS: '1000000000',
+  };
   for (const k of ['DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'PUBLIC_URL', 'TRUST_PROXY', 'ASSENT_RLS', 'NODE_OPTIONS']) delete env[k];
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
   else env.DATA_DIR = store.dataDir!;

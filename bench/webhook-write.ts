@@ -17,7 +17,7 @@ const orgId = randomUUID();
 await db.system.query(`insert into organizations (id, slug, name, created_at) values ($1, $2, 'bench', now())`, [orgId, `bench-${orgId.slice(0, 8)}`]);
 const keyId = randomUUID();
 const ctx = { orgId, slug: 'bench', orgName: 'bench', actor: { type: 'api_key', id: keyId, scopes: ['admin'] }, requestId: 'bench' } as unknown as TenantContext;
-const grievances = createGrievanceService({ db, clock: systemClock });
+const grievances = createGrievanceService({ db, clock: systemClock, publicUrl: new URL('http://localhost:3000') });
 const write = (i: number) =>
   grievances.create(ctx, { client_user_id: `user-${i % 500}`, subject: `Benchmark request ${i}`, description: 'Please send me a copy of my data.', category: 'data_access' });
 

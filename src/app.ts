@@ -182,7 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   organizationRoutes(app, accounts, { onChanged: (orgId) => rateLimits.limits.forgetOrganization(orgId), defaultRateLimit: config.rateLimitPerKey });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  const grievances = registerGrievances(app, { db, clock });
+  const grievances = registerGrievances(app, { db, clock, publicUrl: config.publicUrl });
   const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
@@ -209,6 +209,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerRightsCenter(app, {
     consents,
     dataPrincipals,
+    grievances,
+    nominees,
     dpTokens,
     organizations,
     clock,

@@ -13,7 +13,7 @@ import { manualClock } from '../../src/platform/clock.js';
 import type { Database } from '../../src/platform/db/types.js';
 import { createHttpProvider, retryDelayMs, type MessageProvider, type OutgoingMessage } from '../../src/platform/messaging/index.js';
 import { createScratchStore, type ScratchStore } from '../support/store.js';
-import { uniqueSlug } from '../support/app.js';
+import { UNLIMITED, uniqueSlug } from '../support/app.js';
 
 const LINK = '/api/v1/external/public/consent-link';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -45,7 +45,7 @@ let db: Database;
 let app: FastifyInstance;
 let provider: ReturnType<typeof memoryProvider>;
 const clock = manualClock();
-const config = loadConfig({ LOG_LEVEL: 'silent' });
+const config = loadConfig({ LOG_LEVEL: 'silent', ...UNLIMITED });
 
 beforeAll(async () => {
   store = await createScratchStore();

@@ -427,6 +427,61 @@ describe('a DP token reaches no organization endpoint (a walk over every route o
     }
   });
 
+  test("a DP token never reaches another data principal's records: every /api/v1/me route, walked with the other person's ids", async () => {
+    const a = await t.tenant();
+    const asset = (await t.call({ method: 'POST', url: '/api/v1/assets', org: a, key: a.key, body: { name: 'App', kind: 'mobile_app' } })).json();
+    const point = (
+      await t.call({ method: 'POST', url: '/api/v1/collection-points', org: a, key: a.key, body: { asset_id: asset.id, name: 'Sign-up', notice: 'N', purposes: [{ name: 'Account', required: true }] } })
+    ).json();
+    // The other person's records, made by the organization.
+    const consent = (await t.call({ method: 'POST', url: `/consent/${point.id}/consent`, org: a, key: a.key, body: { dp_id: 'dp-2', purposes: [{ id: point.purposes[0].id, granted: true }] } })).json();
+    const ticket = (await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: { client_user_id: 'dp-2', subject: 'S', description: 'D', category: 'other' } })).json();
+    const nominee = (
+      await t.call({ method: 'POST', url: '/nominee', org: a, key: a.key, body: { user_id: 'dp-2', nominee_name: 'N', nominee_email: 'n@example.com', nominee_mobile: '9876500000', relationship: 'other' } })
+    ).json();
+    await t.call({ method: 'POST', url: `/grievance/${ticket.ticket_id}/messages`, org: a, key: a.key, body: { message: 'For dp-2' } });
+    const snapshot = async () =>
+      JSON.stringify(
+        await Promise.all([
+          t.call({ method: 'GET', url: `/consent/${point.id}/consent?dp_id=dp-2`, org: a, key: a.key }).then((r) => r.json()),
+          t.call({ method: 'GET', url: `/api/v1/grievances/${ticket.ticket_id}`, org: a, key: a.key }).then((r) => r.json()),
+          t.call({ method: 'GET', url: `/grievance/${ticket.ticket_id}/messages`, org: a, key: a.key }).then((r) => r.json()),
+          t.call({ method: 'GET', url: '/nominee/user/dp-2', org: a, key: a.key }).then((r) => r.json()),
+        ]),
+      );
+    const before = await snapshot();
+    const token = await mint(a, 'dp-1');
+    const ids: Record<string, string> = { ticket_id: ticket.ticket_id, id: nominee.id, collection_point_id: point.id };
+    // A valid body for each route that takes one, so that only the record decides the answer.
+    const bodies: Record<string, object> = {
+      'POST /api/v1/me/grievances/:ticket_id/messages': { message: 'Not mine' },
+      'PATCH /api/v1/me/nominees/:id': { nominee_name: 'Changed' },
+      'POST /api/v1/me/grievances': { subject: 'S', description: 'D', category: 'other' },
+      'POST /api/v1/me/nominees': { nominee_name: 'M', nominee_email: 'm@example.com', nominee_mobile: '9876500001', relationship: 'other' },
+      'POST /api/v1/me/consents/:collection_point_id': { purposes: [{ id: point.purposes[0].id, granted: false }] },
+    };
+    // Routes whose path names no record of a person: they act on the caller's own records only.
+    const ownOnly = new Set(['GET /api/v1/me', 'POST /api/v1/me/grievances', 'POST /api/v1/me/nominees', 'POST /api/v1/me/consents/:collection_point_id']);
+    // The caller's own changes last, so that dp-1 has nothing of their own while the others are tried.
+    const routes = t.app.routeAccess
+      .filter((r) => r.access !== 'public' && r.access.dataPrincipal && !r.access.apiKey && !r.access.bearer && r.url.startsWith('/api/v1/me'))
+      .sort((x, y) => Number(ownOnly.has(`${x.method} ${x.url}`)) - Number(ownOnly.has(`${y.method} ${y.url}`)));
+    expect(routes.length).toBeGreaterThanOrEqual(14);
+    const leaked = [consent.consent_id, ticket.ticket_id, nominee.id, 'dp-2', 'For dp-2'];
+    for (const route of routes) {
+      const name = `${route.method} ${route.url}`;
+      const url = route.url.replace(/:([a-z_]+)/g, (_, p: string) => ids[p] ?? expect.fail(`${name}: no sample for :${p}`));
+      const res = await t.call({ method: route.method as 'GET', url, org: a, headers: bearer(token), body: route.method === 'POST' || route.method === 'PATCH' ? (bodies[name] ?? {}) : undefined });
+      for (const id of leaked) expect(res.body, `${name} reveals ${id}`).not.toContain(id);
+      if (ownOnly.has(name) || !route.url.includes(':')) expect([name, res.statusCode < 300]).toEqual([name, true]);
+      else expect([name, res.statusCode, res.json().code]).toEqual([name, 404, 'not_found']);
+    }
+    // Nothing of theirs changed; what dp-1 did is dp-1's.
+    expect(await snapshot()).toBe(before);
+    const own = (await t.call({ method: 'GET', url: '/api/v1/me/consents', org: a, headers: bearer(token) })).json();
+    expect(own.map((c: { consent_action: string }) => c.consent_action)).toEqual(['declined']);
+  });
+
   test('timestamps are ISO 8601 UTC with milliseconds', async () => {
     const a = await t.tenant();
     const res = await putContact(a, 'dp-1', { name: 'A' });

@@ -16,7 +16,7 @@ async function exhaust(t: TestApp, a: { host: string; key: string }, n: number) 
 describe('in memory (one process)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_PER_ADDRESS: '40' } });
+    t = await buildTestApp({ env: { RATE_LIMIT_PER_KEY: '500', RATE_LIMIT_PER_ADDRESS: '40' } });
   });
   afterAll(async () => t?.close());
 

@@ -439,17 +439,21 @@ describe.each(ROUTES)('$method $path', (route) => {
   }
 
   if (route.orgHeader) {
-    test('§1 X-Org-Id missing, unknown or naming another organization: 400', async () => {
+    test('§1 X-Org-Id missing, unknown or naming another organization: 400, missing and wrong told apart', async () => {
       const f = await fixture();
       const other = await t.tenant(['admin']);
-      for (const headers of [{ 'x-org-id': '' }, { 'x-org-id': 'no-such-org' }, { 'x-org-id': other.slug }]) {
+      const wrong = { error: 'X-Org-Id could not be resolved: it does not name the organization of this host', code: 'org_header_unresolved' };
+      const absent = { error: "X-Org-Id could not be resolved: the header is missing (send the organization's slug)", code: 'org_header_missing' };
+      for (const headers of [{ 'x-org-id': 'no-such-org' }, { 'x-org-id': other.slug }]) {
         const res = await send(f, { key: f.org.key, headers });
         expect(res.statusCode).toBe(400);
-        expect(res.json()).toEqual({ error: 'X-Org-Id could not be resolved', code: 'org_header_unresolved' });
+        expect(res.json()).toEqual(wrong);
       }
+      const empty = await send(f, { key: f.org.key, headers: { 'x-org-id': '' } });
+      expect([empty.statusCode, empty.json()]).toEqual([400, absent]);
       const missing = await t.call({ method: route.method, url: route.url(f), org: f.org, key: f.org.key });
       expect(missing.statusCode).toBe(400);
-      expect(missing.json()).toEqual({ error: 'X-Org-Id could not be resolved', code: 'org_header_unresolved' });
+      expect(missing.json()).toEqual(absent);
     });
 
     test('§3 the host check comes before X-Org-Id: an unknown host never answers 400', async () => {

@@ -42,6 +42,9 @@ export function uniqueSlug(prefix = 't'): string {
   return `${prefix}${randomBytes(5).toString('hex')}`;
 }
 
+/** Rate limits high enough never to be met by a suite. */
+export const UNLIMITED = { RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ADDRESS: '1000000' } as const;
+
 export interface BuildTestAppOptions {
   env?: NodeJS.ProcessEnv;
   rls?: boolean;
@@ -55,7 +58,9 @@ export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<T
   const store = await createScratchStore();
   const opened = await store.open({ rls: options.rls });
   const db = options.wrapDb ? options.wrapDb(opened) : opened;
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env });
+  // Suites send thousands of requests from one address in a minute: the limits are raised unless a
+  // test sets them (test/contract/rate-limits.test.ts does).
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...UNLIMITED, ...options.env });
   const clock = manualClock();
   const app = await buildApp({ config, db, clock, logger: false, webDir: options.webDir });
   await app.ready();

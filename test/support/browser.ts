@@ -1,6 +1,7 @@
 // Browser tests: Debian's chromium (never a downloaded browser) started headless with the flags this
 // machine's closed network needs, a real server for it to drive, and a collector of what a page
 // reports as broken.
+import { UNLIMITED } from './app.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -39,7 +40,7 @@ export interface BrowserServer {
 /** The real app on a fresh scratch store, listening on a free port, and chromium to drive it. */
 export async function startBrowserServer(deps: Pick<AppDeps, 'clock' | 'messageProvider'> = {}): Promise<BrowserServer> {
   const store = await createScratchStore();
-  const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), db: await store.open(), logger: false, ...deps });
+  const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent', ...UNLIMITED }), db: await store.open(), logger: false, ...deps });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const browser = await launchChromium();
   mkdirSync(SHOTS, { recursive: true });

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { tenantOf } from '../../platform/auth/access.js';
+import { principalOf, tenantOf } from '../../platform/auth/access.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { GrievanceService } from './service.js';
 import {
@@ -10,8 +10,12 @@ import {
   GrievanceList,
   GrievanceSummary,
   GrievanceTicket,
+  GrievanceMessage,
   GrievanceWithHistory,
   ListGrievancesQuery,
+  MessageBody,
+  PrincipalGrievanceBody,
+  PrincipalGrievanceWithHistory,
   StatusChange,
   StatusChangeBody,
   TicketParams,
@@ -129,5 +133,104 @@ export function grievanceRoutes(app: FastifyInstance, service: GrievanceService)
       response: { 200: GrievanceTicket, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     },
     handler: (req) => service.changeStatus(tenantOf(req), req.params.ticket_id, req.body),
+  });
+
+  // The conversation on a ticket, organization side: a grievances key, or any member's token.
+  const conversation = { apiKey: 'grievances', bearer: ['owner', 'admin', 'member'] } as const;
+
+  r.get('/grievance/:ticket_id/messages', {
+    config: { access: conversation },
+    schema: {
+      ...management,
+      summary: 'The conversation on a ticket',
+      description:
+        'Every message, oldest first: `user` from the data principal, `agent` from the organization, `system` for each status change. Append-only. A `grievances` (or `admin`) key, or the Bearer token of any member.',
+      params: TicketParams,
+      response: { 200: Type.Array(GrievanceMessage), ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.messages(tenantOf(req), req.params.ticket_id),
+  });
+
+  r.post('/grievance/:ticket_id/messages', {
+    config: { access: conversation, idempotent: true },
+    schema: {
+      ...management,
+      summary: 'Answer on a ticket',
+      description:
+        '`{message, attachment_url?}` (1-5,000 characters): appended with sender `agent`. The data principal is told by SMS (or email when no phone is on file) with a link to their Rights Center and the contact person; the message itself is not sent. A `grievances` (or `admin`) key, or the Bearer token of any member.',
+      params: TicketParams,
+      body: MessageBody,
+      response: { 201: GrievanceMessage, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.postMessage(tenantOf(req), req.params.ticket_id, req.body)),
+  });
+}
+
+const principal = { tags: ['Data principal (me)'], security: [{ DataPrincipal: [] }] };
+
+/** A data principal's own tickets and their conversations, with their token (contract §7). */
+export function principalGrievanceRoutes(app: FastifyInstance, service: GrievanceService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const access = { dataPrincipal: true } as const;
+
+  r.get('/api/v1/me/grievances', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'My tickets',
+      description: 'Every ticket filed for me, newest first; an empty array when there are none. `Authorization: Bearer dpt_…`.',
+      response: { 200: Type.Array(GrievanceTicket), ...errorResponses(401, 403) },
+    },
+    handler: (req) => service.mine(principalOf(req)),
+  });
+
+  r.post('/api/v1/me/grievances', {
+    config: { access, idempotent: true },
+    schema: {
+      ...principal,
+      summary: 'File a ticket',
+      description:
+        'A grievance or rights request (access, correction, erasure, nomination, withdrawal are categories) filed by me: `client_user_id` is the token\'s `dp_id`, never taken from the body; status `open`. `Authorization: Bearer dpt_…`.',
+      body: PrincipalGrievanceBody,
+      response: { 201: GrievanceTicket, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.fileMine(principalOf(req), req.body)),
+  });
+
+  r.get('/api/v1/me/grievances/:ticket_id', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'One of my tickets, with its history',
+      description: 'The ticket and `history`, its status changes oldest first (without who made them or internal notes). Another person\'s ticket: 404. `Authorization: Bearer dpt_…`.',
+      params: TicketParams,
+      response: { 200: PrincipalGrievanceWithHistory, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.getMine(principalOf(req), req.params.ticket_id),
+  });
+
+  r.get('/api/v1/me/grievances/:ticket_id/messages', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'The conversation on my ticket',
+      description: 'Every message, oldest first (`user`: mine, `agent`: the organization, `system`: status changes). Another person\'s ticket: 404. `Authorization: Bearer dpt_…`.',
+      params: TicketParams,
+      response: { 200: Type.Array(GrievanceMessage), ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.myMessages(principalOf(req), req.params.ticket_id),
+  });
+
+  r.post('/api/v1/me/grievances/:ticket_id/messages', {
+    config: { access, idempotent: true },
+    schema: {
+      ...principal,
+      summary: 'Write on my ticket',
+      description: '`{message, attachment_url?}` (1-5,000 characters): appended with sender `user`. Another person\'s ticket: 404. `Authorization: Bearer dpt_…`.',
+      params: TicketParams,
+      body: MessageBody,
+      response: { 201: GrievanceMessage, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.postMyMessage(principalOf(req), req.params.ticket_id, req.body)),
   });
 }

@@ -1,14 +1,24 @@
 // Grievance tickets: creation (status open, a GRV- id), updates that keep an append-only status history,
 // and the organization's own view of all its tickets. Every change appends an audit entry with it.
 import type { Database } from '../../platform/db/types.js';
-import { tenantReads, withTenant } from '../../platform/db/tenant-tx.js';
+import { principalReads, principalScope, tenantReads, withPrincipal, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
-import type { TenantContext } from '../../platform/auth/access.js';
+import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { randomCode, UPPER_ALNUM, uuidv7 } from '../../platform/ids.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
-import { grievanceRepo, type GrievanceRow, type PreviousValues, type StatusChangeRow } from './repo.js';
+import { queueTicketNotice, rightsCenterUrl } from '../data-principals/index.js';
+import {
+  grievanceMessageRepo,
+  grievanceRepo,
+  principalGrievanceRepo,
+  type GrievanceRow,
+  type MessageRow,
+  type PreviousValues,
+  type PrincipalStatusChangeRow,
+  type StatusChangeRow,
+} from './repo.js';
 import {
   GRIEVANCE_CATEGORIES,
   GRIEVANCE_STATUSES,
@@ -18,6 +28,8 @@ import {
   type GrievanceStatus,
   type CreateGrievanceInput,
   type ListGrievancesInput,
+  type MessageInput,
+  type PrincipalGrievanceInput,
   type StatusChangeInput,
   type UpdateGrievanceInput,
 } from './schemas.js';
@@ -31,6 +43,28 @@ class TicketIdTaken extends Error {}
 export interface GrievanceServiceDeps {
   db: Database;
   clock: Clock;
+  /** The service's public URL: messages to a data principal link to their Rights Center on the organization's host. */
+  publicUrl: URL;
+}
+
+const statusWords = (status: GrievanceStatus) => status.replace('_', ' ');
+
+/** The system message a status change adds to the conversation (no note: notes are internal). */
+export function statusMessage(status: GrievanceStatus, previous: GrievanceStatus): string {
+  return `Status changed from ${statusWords(previous)} to ${statusWords(status)}`;
+}
+
+/**
+ * What the data principal is sent about their ticket (SMS or email, through the outbox): never the
+ * conversation itself, only that there is news, where to read it, and whom to contact. `{contact}` is
+ * filled in by the statement that queues it.
+ */
+export function ticketNoticeText(n: { orgName: string; ticketId: string; url: string; status?: GrievanceStatus }): string {
+  const news =
+    n.status === undefined
+      ? `${n.orgName} has replied to your request ${n.ticketId}.`
+      : `Your request ${n.ticketId} to ${n.orgName} is now ${statusWords(n.status)}.`;
+  return `${news} Read it and answer at ${n.url} Contact person: {contact}`;
 }
 
 /** The ticket as the API shows it, without what the update replaced. */
@@ -38,8 +72,30 @@ function ticketOf({ previous_status: _s, previous_attachment_url: _u, ...row }: 
   return row;
 }
 
-export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
-  return {
+export function createGrievanceService({ db, clock, publicUrl }: GrievanceServiceDeps) {
+  /** Queues the message to the ticket's data principal (nothing when they have no contact on file). */
+  function notify(tx: TenantTx, ctx: TenantContext, ticketId: string, at: Date, status?: GrievanceStatus): Promise<void> {
+    const url = rightsCenterUrl(publicUrl, ctx.slug);
+    return queueTicketNotice(tx, { ticketId, messageId: uuidv7(), at, text: ticketNoticeText({ orgName: ctx.orgName, ticketId, url, status }), noContact: ctx.orgName });
+  }
+
+  /** A status change's system message and the notice to the data principal, sent beside its audit entry. */
+  function afterStatusChange(tx: TenantTx, ctx: TenantContext, row: GrievanceRow & PreviousValues, at: Date): Promise<unknown>[] {
+    return [
+      grievanceMessageRepo(tx).addMessage({
+        id: uuidv7(),
+        ticketId: row.ticket_id,
+        sender: 'system',
+        message: statusMessage(row.status, row.previous_status),
+        attachmentUrl: null,
+        actor: ctx.actor,
+        at: row.updated_at,
+      }),
+      notify(tx, ctx, row.ticket_id, at, row.status),
+    ];
+  }
+
+  const service = {
     listForUser(ctx: TenantContext, clientUserId: string): Promise<GrievanceRow[]> {
       // One statement: sent with its transaction in a single round trip (the hot read of this API).
       return grievanceRepo(tenantReads(db, ctx.orgId)).listByClientUser(clientUserId);
@@ -106,6 +162,7 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
             details: { fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
           }),
           ...(statusChanged ? [recordEvent(tx, 'grievance.status_changed', { ticket, status: row.status, previous_status: row.previous_status, note: null }, at)] : []),
+          ...(statusChanged ? afterStatusChange(tx, ctx, row, at) : []),
         );
         return ticket;
       });
@@ -137,6 +194,7 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
             details: { status: row.status, previous_status: row.previous_status, with_note: input.note !== undefined },
           }),
           recordEvent(tx, 'grievance.status_changed', { ticket, status: row.status, previous_status: row.previous_status, note: input.note ?? null }, at),
+          ...afterStatusChange(tx, ctx, row, at),
         );
         return ticket;
       });
@@ -206,7 +264,77 @@ export function createGrievanceService({ db, clock }: GrievanceServiceDeps) {
         return { ...page, limit, offset };
       });
     },
+
+    /** The conversation on a ticket, oldest first (the organization's view). */
+    async messages(ctx: TenantContext, ticketId: string): Promise<MessageRow[]> {
+      if (!TICKET_ID.test(ticketId)) throw notFound();
+      const rows = await grievanceMessageRepo(tenantReads(db, ctx.orgId)).messages(ticketId);
+      if (!rows) throw notFound();
+      return rows;
+    },
+
+    /** The organization answers on a ticket (sender agent); the data principal is told by SMS or email. */
+    postMessage(ctx: TenantContext, ticketId: string, input: MessageInput): Promise<MessageRow> {
+      if (!TICKET_ID.test(ticketId)) return Promise.reject(notFound());
+      const at = clock.now();
+      const id = uuidv7();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const [row] = await Promise.all([
+          grievanceMessageRepo(tx).addMessage({ id, ticketId, sender: 'agent', message: input.message, attachmentUrl: input.attachment_url ?? null, actor: ctx.actor, at }),
+          notify(tx, ctx, ticketId, at),
+          recordAudit(tx, ctx, at, { action: 'grievance.message_added', targetType: 'grievance', targetId: ticketId, details: { message_id: id, sender: 'agent' } }),
+        ]);
+        // No ticket: nothing was written by the message, and the throw rolls back the rest.
+        if (!row) throw notFound();
+        return row;
+      });
+    },
+
+    // A data principal's own tickets (contract §7): client_user_id is always their dp_id, and another
+    // person's ticket is a ticket that does not exist (404).
+
+    /** Their tickets, newest first. */
+    mine(ctx: PrincipalContext): Promise<GrievanceRow[]> {
+      return principalGrievanceRepo(principalReads(db, principalScope(ctx))).list();
+    },
+
+    /** Files a ticket for themselves: the organization's creation, with their dp_id as client_user_id. */
+    fileMine(ctx: PrincipalContext, input: PrincipalGrievanceInput): Promise<GrievanceRow> {
+      return service.create(ctx, { ...input, client_user_id: ctx.actor.dpId });
+    },
+
+    /** One of their tickets with its status history (no actors, no notes). */
+    async getMine(ctx: PrincipalContext, ticketId: string): Promise<GrievanceRow & { history: PrincipalStatusChangeRow[] }> {
+      if (!TICKET_ID.test(ticketId)) throw notFound();
+      const row = await principalGrievanceRepo(principalReads(db, principalScope(ctx))).get(ticketId);
+      if (!row) throw notFound();
+      return row;
+    },
+
+    /** The conversation on one of their tickets, oldest first. */
+    async myMessages(ctx: PrincipalContext, ticketId: string): Promise<MessageRow[]> {
+      if (!TICKET_ID.test(ticketId)) throw notFound();
+      const rows = await principalGrievanceRepo(principalReads(db, principalScope(ctx))).messages(ticketId);
+      if (!rows) throw notFound();
+      return rows;
+    },
+
+    /** The data principal writes on their ticket (sender user). */
+    postMyMessage(ctx: PrincipalContext, ticketId: string, input: MessageInput): Promise<MessageRow> {
+      if (!TICKET_ID.test(ticketId)) return Promise.reject(notFound());
+      const at = clock.now();
+      const id = uuidv7();
+      return withPrincipal(db, principalScope(ctx), async (tx) => {
+        const [row] = await Promise.all([
+          principalGrievanceRepo(tx).addMessage({ id, ticketId, sender: 'user', message: input.message, attachmentUrl: input.attachment_url ?? null, actor: ctx.actor, at }),
+          recordAudit(tx, ctx, at, { action: 'grievance.message_added', targetType: 'grievance', targetId: ticketId, details: { message_id: id, sender: 'user' } }),
+        ]);
+        if (!row) throw notFound();
+        return row;
+      });
+    },
   };
+  return service;
 }
 
 export type GrievanceService = ReturnType<typeof createGrievanceService>;

@@ -1,6 +1,6 @@
 // Nominees: the feature's only public surface.
 import type { FastifyInstance } from 'fastify';
-import { nomineeRoutes } from './routes.js';
+import { nomineeRoutes, principalNomineeRoutes } from './routes.js';
 import { createNomineeService, type NomineeServiceDeps } from './service.js';
 
 export { createNomineeService, type NomineeService } from './service.js';
@@ -10,5 +10,6 @@ export type { NomineeRow } from './repo.js';
 export function registerNominees(app: FastifyInstance, deps: NomineeServiceDeps) {
   const service = createNomineeService(deps);
   nomineeRoutes(app, service);
+  principalNomineeRoutes(app, service);
   return service;
 }

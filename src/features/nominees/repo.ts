@@ -1,5 +1,5 @@
 // Nominee SQL. Built from a tenant transaction; org_id is stamped here from it, never taken from input.
-import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import type { PrincipalTx, TenantTx } from '../../platform/db/tenant-tx.js';
 import { selectPage } from '../../platform/db/paging.js';
 import type { NOMINEE_STATUSES, RELATIONSHIPS } from './schemas.js';
 
@@ -39,7 +39,12 @@ export interface NomineeChanges {
   status?: string;
 }
 
-export function nomineeRepo(tx: TenantTx) {
+/**
+ * The nominee statements. With an `owner` (a data principal's dp_id) every statement that reads or
+ * changes a nominee is bound to that person's nominees: another person's nominee does not exist.
+ */
+export function nomineeRepo(tx: TenantTx, owner: string | null = null) {
+  const mine = owner === null ? '' : 'and client_user_id = $12::text';
   return {
     /** One page of the organization's nominees, newest first, and how many match in all. */
     list(f: { status?: NomineeStatus; relationship?: string; clientUserId?: string; limit: number; offset: number }): Promise<{ data: NomineeRow[]; count: number }> {
@@ -82,11 +87,19 @@ export function nomineeRepo(tx: TenantTx) {
      * Applies the given fields; verified_at follows status (set on becoming verified, kept, cleared on
      * leaving). Answers the nominee with its previous status and the names of the fields whose value changed.
      */
-    async update(id: string, c: NomineeChanges, at: Date): Promise<(NomineeRow & NomineeChange) | null> {
+    async update(id: string, c: NomineeChanges, at: Date, reverify = false): Promise<(NomineeRow & NomineeChange) | null> {
       const rows = await tx.query<NomineeRow & NomineeChange>(
         `with prev as (
            select id, nominee_name, nominee_email, nominee_mobile, relationship, purpose_of_appointment, status
-             from nominees where org_id = $1::uuid and id = $2::uuid for update
+             from nominees where org_id = $1::uuid and id = $2::uuid ${mine} for update
+         ), next as (
+           -- A change of who the nominee is, made with reverify, sends them back to pending.
+           select case when $11::boolean and (coalesce($3::text, prev.nominee_name) is distinct from prev.nominee_name
+                                              or coalesce($4::text, prev.nominee_email) is distinct from prev.nominee_email
+                                              or coalesce($5::text, prev.nominee_mobile) is distinct from prev.nominee_mobile
+                                              or coalesce($6::text, prev.relationship) is distinct from prev.relationship)
+                       then 'pending' else coalesce($9::text, prev.status) end as status
+             from prev
          )
          update nominees n set
             nominee_name = coalesce($3::text, n.nominee_name),
@@ -94,10 +107,10 @@ export function nomineeRepo(tx: TenantTx) {
             nominee_mobile = coalesce($5::text, n.nominee_mobile),
             relationship = coalesce($6::text, n.relationship),
             purpose_of_appointment = case when $7::boolean then $8::text else n.purpose_of_appointment end,
-            status = coalesce($9::text, n.status),
-            verified_at = case when coalesce($9::text, n.status) = 'verified' then coalesce(n.verified_at, $10::timestamptz) end,
+            status = next.status,
+            verified_at = case when next.status = 'verified' then coalesce(n.verified_at, $10::timestamptz) end,
             updated_at = $10::timestamptz
-           from prev
+           from prev, next
           where n.org_id = $1::uuid and n.id = prev.id
           returning ${N_COLUMNS}, prev.status as previous_status,
                     array_remove(array[
@@ -119,14 +132,30 @@ export function nomineeRepo(tx: TenantTx) {
           c.purpose_of_appointment ?? null,
           c.status ?? null,
           at,
+          reverify,
+          ...(owner === null ? [] : [owner]),
         ],
       );
       return rows[0] ?? null;
     },
 
     async remove(id: string): Promise<boolean> {
-      const rows = await tx.query('delete from nominees where org_id = $1::uuid and id = $2::uuid returning id', [tx.orgId, id]);
+      const rows = await tx.query(
+        `delete from nominees where org_id = $1::uuid and id = $2::uuid ${owner === null ? '' : 'and client_user_id = $3::text'} returning id`,
+        [tx.orgId, id, ...(owner === null ? [] : [owner])],
+      );
       return rows.length > 0;
     },
+  };
+}
+
+/** One data principal's nominees: every statement is bound to their dp_id (the nominee's client_user_id). */
+export function principalNomineeRepo(tx: PrincipalTx) {
+  const repo = nomineeRepo(tx, tx.dpId);
+  return {
+    list: () => repo.listByClientUser(tx.dpId),
+    insert: (n: Omit<Parameters<typeof repo.insert>[0], 'clientUserId'>) => repo.insert({ ...n, clientUserId: tx.dpId }),
+    update: repo.update,
+    remove: repo.remove,
   };
 }

@@ -2,10 +2,21 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { tenantOf } from '../../platform/auth/access.js';
+import { principalOf, tenantOf } from '../../platform/auth/access.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { NomineeService } from './service.js';
-import { CreateNomineeBody, DeletedMessage, ListNomineesQuery, NomineeList, NomineeParams, UpdateNomineeBody, UserNominee, UserParams } from './schemas.js';
+import {
+  CreateNomineeBody,
+  DeletedMessage,
+  ListNomineesQuery,
+  MyNomineeBody,
+  MyNomineeUpdateBody,
+  NomineeList,
+  NomineeParams,
+  UpdateNomineeBody,
+  UserNominee,
+  UserParams,
+} from './schemas.js';
 
 const access = { apiKey: 'nominees' } as const;
 const common = { tags: ['Nominees'], security: [{ ApiKey: [] }] };
@@ -107,5 +118,65 @@ export function nomineeRoutes(app: FastifyInstance, service: NomineeService): vo
       response: { 200: UserNominee, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => service.reject(tenantOf(req), req.params.nominee_id),
+  });
+}
+
+const principal = { tags: ['Data principal (me)'], security: [{ DataPrincipal: [] }] };
+
+/** A data principal's own nominees, with their token (contract §7): the organization's rules, bound to their dp_id. */
+export function principalNomineeRoutes(app: FastifyInstance, service: NomineeService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const access = { dataPrincipal: true } as const;
+  // The nominee routes' id parameter, under /api/v1/me.
+  const MyNomineeParams = Type.Object({ id: NomineeParams.properties.nominee_id });
+
+  r.get('/api/v1/me/nominees', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'My nominees',
+      description: 'Newest first; an empty array when there are none. `Authorization: Bearer dpt_…`.',
+      response: { 200: Type.Array(UserNominee), ...errorResponses(401, 403) },
+    },
+    handler: (req) => service.mine(principalOf(req)),
+  });
+
+  r.post('/api/v1/me/nominees', {
+    config: { access, idempotent: true },
+    schema: {
+      ...principal,
+      summary: 'Appoint a nominee',
+      description:
+        'A nominee for me (`client_user_id` is the token\'s `dp_id`, never taken from the body): status `pending` until the organization verifies it. `nominee_email` is stored lower-cased, `nominee_mobile` normalised to E.164. `Authorization: Bearer dpt_…`.',
+      body: MyNomineeBody,
+      response: { 201: UserNominee, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.appointMine(principalOf(req), req.body)),
+  });
+
+  r.patch('/api/v1/me/nominees/:id', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'Change a nominee of mine',
+      description:
+        'Any of the fields, at least one; `purpose_of_appointment: null` clears it. `status` is the organization\'s to set (refused here); a change of name, email, mobile or relationship sends a verified or rejected nominee back to `pending`. Another person\'s nominee: 404. `Authorization: Bearer dpt_…`.',
+      params: MyNomineeParams,
+      body: MyNomineeUpdateBody,
+      response: { 200: UserNominee, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    handler: (req) => service.changeMine(principalOf(req), req.params.id, req.body),
+  });
+
+  r.delete('/api/v1/me/nominees/:id', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'Remove a nominee of mine',
+      description: 'Permanently. Another person\'s nominee: 404. `Authorization: Bearer dpt_…`.',
+      params: MyNomineeParams,
+      response: { 200: DeletedMessage, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.removeMine(principalOf(req), req.params.id),
   });
 }

@@ -69,3 +69,29 @@ export const ListNomineesQuery = Type.Object({
 export type ListNomineesInput = Static<typeof ListNomineesQuery>;
 
 export const NomineeList = ListOf(UserNominee, 'NomineeList', 'Nominees matching the filter, over all pages');
+
+// The data principal's own nominees (contract §7): they appoint and change them; the status is the organization's.
+
+export const MyNomineeBody = Type.Object(
+  {
+    nominee_name: Text(255),
+    nominee_email: Email(),
+    nominee_mobile: Phone({ description: 'E.164 (+ then 8-15 digits); a bare 10-digit number gets DEFAULT_COUNTRY_CODE (+91)' }),
+    relationship: RelationshipEnum,
+    purpose_of_appointment: Type.Optional(Nullable(Text(1000))),
+  },
+  { additionalProperties: false, description: "The nominee is always the token's data principal's; status starts pending" },
+);
+export type MyNomineeInput = Static<typeof MyNomineeBody>;
+
+export const MyNomineeUpdateBody = Type.Object(
+  {
+    nominee_name: Type.Optional(Text(255)),
+    nominee_email: Type.Optional(Email()),
+    nominee_mobile: Type.Optional(Phone()),
+    relationship: Type.Optional(RelationshipEnum),
+    purpose_of_appointment: Type.Optional(Nullable(Text(1000), { description: 'null clears it' })),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'At least one field; status is the organization\'s to set' },
+);
+export type MyNomineeUpdateInput = Static<typeof MyNomineeUpdateBody>;

@@ -1,15 +1,15 @@
 // Nominees: people authorised to act for a data principal, with a verification status.
 import type { Database } from '../../platform/db/types.js';
-import { tenantReads, withTenant } from '../../platform/db/tenant-tx.js';
+import { principalReads, principalScope, tenantReads, withPrincipal, withTenant } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
-import type { TenantContext } from '../../platform/auth/access.js';
+import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { normalisePhone } from '../../platform/phone.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
-import { nomineeRepo, type NomineeChange, type NomineeRow } from './repo.js';
-import type { CreateNomineeInput, ListNomineesInput, UpdateNomineeInput } from './schemas.js';
+import { nomineeRepo, principalNomineeRepo, type NomineeChange, type NomineeRow } from './repo.js';
+import type { CreateNomineeInput, ListNomineesInput, MyNomineeInput, MyNomineeUpdateInput, UpdateNomineeInput } from './schemas.js';
 
 const notFound = () => new AppError('not_found', 'Nominee not found');
 
@@ -132,6 +132,84 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
 
     reject(ctx: TenantContext, nomineeId: string): Promise<NomineeRow> {
       return decide(ctx, nomineeId, 'rejected');
+    },
+
+    // A data principal's own nominees (contract §7): appointed, changed and removed by them; the status
+    // (verification) stays the organization's to set.
+
+    /** Their nominees, newest first. */
+    mine(ctx: PrincipalContext): Promise<NomineeRow[]> {
+      return principalNomineeRepo(principalReads(db, principalScope(ctx))).list();
+    },
+
+    /** Appoints a nominee for themselves: status pending, like every new nominee. */
+    appointMine(ctx: PrincipalContext, input: MyNomineeInput): Promise<NomineeRow> {
+      const id = uuidv7();
+      const at = clock.now();
+      const mobile = normalisePhone(input.nominee_mobile, defaultCountryCode);
+      return withPrincipal(db, principalScope(ctx), async (tx) => {
+        const nominee = await alongsideAudit(
+          tx,
+          ctx,
+          at,
+          { action: 'nominee.created', targetType: 'nominee', targetId: id, details: { status: 'pending' } },
+          principalNomineeRepo(tx).insert({
+            id,
+            name: input.nominee_name,
+            email: input.nominee_email.toLowerCase(),
+            mobile,
+            relationship: input.relationship,
+            purpose: input.purpose_of_appointment ?? null,
+            at,
+          }),
+        );
+        await recordEvent(tx, 'nominee.created', { nominee }, at);
+        return nominee;
+      });
+    },
+
+    /**
+     * Changes one of their nominees. A change of who the nominee is (name, email, mobile, relationship)
+     * sends a verified or rejected nominee back to pending: the organization verified someone else.
+     * Another person's nominee: 404.
+     */
+    changeMine(ctx: PrincipalContext, nomineeId: string, input: MyNomineeUpdateInput): Promise<NomineeRow> {
+      if (!isUuid(nomineeId)) return Promise.reject(notFound());
+      const changes = {
+        ...input,
+        nominee_email: input.nominee_email?.toLowerCase(),
+        nominee_mobile: input.nominee_mobile === undefined ? undefined : normalisePhone(input.nominee_mobile, defaultCountryCode),
+      };
+      const at = clock.now();
+      return withPrincipal(db, principalScope(ctx), async (tx) => {
+        const row = await principalNomineeRepo(tx).update(nomineeId, changes, at, true);
+        if (!row) throw notFound();
+        const statusChanged = row.status !== row.previous_status;
+        const nominee = nomineeOf(row);
+        await together(
+          recordAudit(tx, ctx, at, {
+            action: 'nominee.updated',
+            targetType: 'nominee',
+            targetId: row.id,
+            details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
+          }),
+          ...(row.changed_fields.length > 0 ? [recordEvent(tx, 'nominee.updated', { nominee, changed_fields: row.changed_fields }, at)] : []),
+        );
+        return nominee;
+      });
+    },
+
+    /** Removes one of their nominees for good; another person's: 404. */
+    removeMine(ctx: PrincipalContext, nomineeId: string): Promise<{ message: string }> {
+      if (!isUuid(nomineeId)) return Promise.reject(notFound());
+      const id = nomineeId.toLowerCase();
+      const at = clock.now();
+      return withPrincipal(db, principalScope(ctx), async (tx) => {
+        const event = { action: 'nominee.deleted', targetType: 'nominee', targetId: id };
+        if (!(await alongsideAudit(tx, ctx, at, event, principalNomineeRepo(tx).remove(id)))) throw notFound();
+        await recordEvent(tx, 'nominee.deleted', { nominee_id: id }, at);
+        return { message: 'Nominee deleted' };
+      });
     },
   };
 }

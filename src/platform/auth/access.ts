@@ -159,9 +159,13 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     // An unknown host is remembered and answered below exactly like a wrong key, never with a 400. A
     // wrong X-Org-Id is told only to a caller whose credentials hold for this organization: to anyone
     // else a real organization's host answers like an unknown one (issue 21).
-    const orgHeaderWrong = Boolean(org && access.orgHeader && headerValue(request, 'x-org-id') !== org.slug);
+    const orgHeader = headerValue(request, 'x-org-id');
+    const orgHeaderWrong = Boolean(org && access.orgHeader && orgHeader !== org.slug);
     const checkOrgHeader = () => {
-      if (orgHeaderWrong) throw new AppError('org_header_unresolved', 'X-Org-Id could not be resolved');
+      if (!orgHeaderWrong) return;
+      // Missing and wrong are told apart (issue 20): what to fix differs.
+      if (orgHeader === '') throw new AppError('org_header_missing', "X-Org-Id could not be resolved: the header is missing (send the organization's slug)");
+      throw new AppError('org_header_unresolved', 'X-Org-Id could not be resolved: it does not name the organization of this host');
     };
 
     const key = headerValue(request, 'x-api-key');

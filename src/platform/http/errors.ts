@@ -9,7 +9,8 @@ export const ERROR_CODES = {
   empty_body: { status: 400, meaning: 'A JSON body was announced but none was sent' },
   content_length_mismatch: { status: 400, meaning: 'Content-Length does not match the body' },
   malformed_url: { status: 400, meaning: 'The path has an invalid percent-encoding' },
-  org_header_unresolved: { status: 400, meaning: 'X-Org-Id is missing, or does not name the addressed organization' },
+  org_header_missing: { status: 400, meaning: "X-Org-Id is required here and was not sent (or empty): send the organization's slug" },
+  org_header_unresolved: { status: 400, meaning: 'X-Org-Id does not name the addressed organization (unknown, or another one)' },
   // 401
   api_key_required: { status: 401, meaning: 'No credentials were sent' },
   invalid_api_key: { status: 401, meaning: 'The API key is not an active key of the addressed organization' },

@@ -17,6 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/types.js';
 import { AppError } from './errors.js';
+import { sha256Hex } from '../crypto/opaque-tokens.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -149,6 +150,15 @@ export interface IdempotencyDeps {
 }
 
 /**
+ * The key as stored: a data principal's keys are theirs alone (two people of one organization sending
+ * the same key and body must not get each other's answer), so theirs is a hash of their dp_id and the
+ * key (67 characters, within the column's 255).
+ */
+function scopedKey(tenant: NonNullable<FastifyRequest['tenant']>, key: string): string {
+  return tenant.actor.type === 'data_principal' ? `dp:${sha256Hex(`${tenant.actor.dpId}\n${key}`)}` : key;
+}
+
+/**
  * Installs the rule for every route registered after it whose config says `idempotent: true`.
  * Must run after the access hook is installed (the organization comes from `request.tenant`).
  */
@@ -167,6 +177,10 @@ export function installIdempotency(app: FastifyInstance, { db, clock }: Idempote
     }
     const tenant = request.tenant;
     if (!tenant) throw new Error(`idempotent route ${request.routeOptions.url} has no tenant context`);
+    return beginScoped(request, reply, tenant, scopedKey(tenant, key));
+  }
+
+  async function beginScoped(request: FastifyRequest, reply: FastifyReply, tenant: NonNullable<FastifyRequest['tenant']>, key: string): Promise<FastifyReply | undefined> {
     const slot = `${tenant.orgId}\n${key}`;
     if (running.has(slot)) throw inFlight();
     running.add(slot);
