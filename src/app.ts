@@ -210,6 +210,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerRightsCenter(app, {
     consents,
     dataPrincipals,
+    grievances,
+    nominees,
     dpTokens,
     organizations,
     clock,

@@ -1,6 +1,6 @@
 // The Rights Center in a real browser (Debian chromium driven by playwright-core) against a real server:
 // a person signs in with a code sent to their phone, switches language, withdraws a consent with the
-// keyboard alone, and signs out. axe-core runs on every page with zero violations allowed; no CSP
+// keyboard alone, files a request, reads the organization's reply and answers, appoints a nominee, and signs out. axe-core runs on every page with zero violations allowed; no CSP
 // violation or script error; screenshots under test-results/screenshots/.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -43,7 +43,7 @@ describe.skipIf(!hasChromium)(`Rights Center in a real browser (skipped when ${C
   });
   afterAll(() => server?.close());
 
-  test('sign in with a code, switch language, withdraw with the keyboard alone, sign out; axe clean on every page', async () => {
+  test('sign in with a code, switch language, withdraw with the keyboard alone, file a request, read the reply, sign out; axe clean on every page', async () => {
     const slug = uniqueSlug('r');
     await app.services.accounts.createOrganization({ slug, name: 'Acme Health' });
     const key = (await app.services.accounts.createApiKey(slug, { scopes: ['admin'] })).key;
@@ -126,14 +126,54 @@ describe.skipIf(!hasChromium)(`Rights Center in a real browser (skipped when ${C
     const records = await app.inject({ method: 'GET', url: `/consent/${point.id}/consent?dp_id=patient-7`, headers: { host: `${slug}.localhost`, 'x-api-key': key } });
     expect(records.json()).toMatchObject({ consent_action: 'revoked', purposes: [{ granted: false }, { granted: false }] });
 
+    // File a request, then read the organization's reply.
+    await page.getByRole('link', { name: 'Requests' }).click();
+    expect(await h1()).toBe('Your requests');
+    await look('07-requests');
+    await page.getByLabel('What is it about?').selectOption('data_access');
+    await page.getByLabel('Subject').fill('A copy of my data');
+    await page.getByLabel('Your request').fill('Please send me every record you hold about me.');
+    await page.getByRole('button', { name: 'Send my request' }).click();
+    await page.waitForURL(/done=filed/);
+    const ticketId = /GRV-[A-Z0-9]{8}/.exec(page.url())![0];
+    expect(await h1()).toBe(`${ticketId}: A copy of my data`);
+    await look('08-request-filed');
+    const reply = await app.inject({
+      method: 'POST',
+      url: `/grievance/${ticketId}/messages`,
+      headers: { host: `${slug}.localhost`, 'x-api-key': key },
+      payload: { message: 'We have started collecting your records.' },
+    });
+    expect(reply.statusCode, reply.body).toBe(201);
+    await page.reload();
+    expect(await page.locator('.message.agent .notice').textContent()).toBe('We have started collecting your records.');
+    await page.getByLabel('Your message').fill('Thank you.');
+    await page.getByRole('button', { name: 'Send message' }).click();
+    await page.waitForURL(/done=sent/);
+    expect(await page.locator('.message.user .notice').textContent()).toBe('Thank you.');
+    await look('09-request-conversation');
+
+    // Appoint a nominee.
+    await page.getByRole('link', { name: 'Nominees' }).click();
+    expect(await h1()).toBe('Your nominees');
+    await page.getByLabel('Full name').fill('Asha Rao');
+    await page.getByLabel('Email address').fill('asha@example.com');
+    await page.getByLabel('Mobile number').fill('9876501234');
+    await page.getByLabel('Relationship to you').selectOption('spouse');
+    await page.getByRole('button', { name: 'Appoint' }).click();
+    await page.waitForURL(/done=appointed/);
+    expect(await page.getByRole('status').textContent()).toBe('Asha Rao is appointed. The organization will verify them.');
+    await page.locator('summary', { hasText: 'Change Asha Rao' }).click();
+    await look('10-nominees');
+
     await page.getByRole('button', { name: 'Sign out' }).click();
     expect(await page.getByRole('status').textContent()).toBe('You are signed out.');
-    await look('07-signed-out');
+    await look('11-signed-out');
 
     await page.goto(`http://${slug}.localhost:${port}/rights/nowhere`);
-    await look('08-not-found');
+    await look('12-not-found');
 
-    expect(checked).toHaveLength(8);
+    expect(checked).toHaveLength(12);
     // The check can fail: a nameless button is a violation axe reports.
     await page.setContent('<!doctype html><html lang="en"><head><title>t</title></head><body><main><button></button></main></body></html>');
     expect((await axeViolations(page)).map((v) => v.split(' ')[0])).toContain('button-name');

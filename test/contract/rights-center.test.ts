@@ -400,6 +400,30 @@ describe('consents', () => {
     expect(await records(a)).toHaveLength(2);
   });
 
+  test('a withdrawal through the page and through POST /api/v1/me/consents/{id}/withdraw make the same record', async () => {
+    const a = await t.tenant();
+    const p = await point(a);
+    await consent(a, p, 'dp-page');
+    await consent(a, p, 'dp-api');
+    const b = await signedIn(a, 'dp-page');
+    expect((await b.post(`/rights/consents/${p.id}/withdraw`)).statusCode).toBe(303);
+    const api = await t.app.inject({ method: 'POST', url: `/api/v1/me/consents/${p.id}/withdraw`, headers: { host: a.host, authorization: `Bearer ${await mint(a, 'dp-api')}` } });
+    expect(api.statusCode, api.body).toBe(201);
+    const rows = await t.db.system.query<Record<string, unknown>>(
+      "select dp_id, collection_point_id, consent_action, purposes, notice_version, channel, request_id, event_id from consent_records where org_id = $1 and consent_action = 'revoked' order by dp_id",
+      [a.id],
+    );
+    const withoutDp = rows.map(({ dp_id: _dp, ...rest }) => rest);
+    expect(rows.map((r) => r.dp_id)).toEqual(['dp-api', 'dp-page']);
+    expect(withoutDp[0]).toEqual(withoutDp[1]);
+    expect(withoutDp[0]).toEqual({ collection_point_id: p.id, consent_action: 'revoked', purposes: p.purposeIds.map((id) => ({ id, granted: false })), notice_version: 1, channel: 'rights_center', request_id: null, event_id: null });
+    const audit = await t.db.system.query<Record<string, unknown>>("select actor_type, action, details from audit_log where org_id = $1 and action = 'consent.withdrawn' order by at, id", [a.id]);
+    expect(audit).toHaveLength(2);
+    const strip = (d: Record<string, unknown>) => ({ ...d, previous_consent_id: undefined });
+    expect({ ...audit[0], details: strip(audit[0]!.details as Record<string, unknown>) }).toEqual({ ...audit[1], details: strip(audit[1]!.details as Record<string, unknown>) });
+    expect(audit[0]!.actor_type).toBe('data_principal');
+  });
+
   test('change: the ticked purposes are agreed, the others not; a required one left out makes it declined', async () => {
     const a = await t.tenant();
     const p = await point(a);
@@ -449,5 +473,171 @@ describe('consents', () => {
     expect(res.statusCode).toBe(401);
     expect(main(res.body)).toContain('<h1>Sign in</h1>');
     expect(await records(a)).toHaveLength(1);
+  });
+});
+
+describe('requests (grievance tickets)', () => {
+  const tickets = async (a: TestOrg) =>
+    t.db.system.query<Record<string, unknown>>('select ticket_id, client_user_id, subject, description, category, status from grievances where org_id = $1 order by created_at, id', [a.id]);
+
+  test('file a request: 303 to its page; the ticket is the person\'s, open, with its first history entry', async () => {
+    const a = await t.tenant();
+    const b = await signedIn(a, 'dp-1');
+    const list = await b.get('/rights/requests');
+    expect(list.statusCode).toBe(200);
+    expect(main(list.body)).toContain('<p>You have not made a request yet.</p>');
+    expect(main(list.body)).toContain('<option value="erasure">Erase my data</option>');
+    expect(main(list.body)).toContain('<form method="post" action="/rights/requests?lang=en">');
+
+    const res = await b.post('/rights/requests?lang=en', { category: 'erasure', subject: '  Delete my account  ', description: 'Please erase <everything>.' });
+    expect(res.statusCode).toBe(303);
+    const [stored] = await tickets(a);
+    expect(stored).toEqual({ ticket_id: expect.stringMatching(/^GRV-[A-Z0-9]{8}$/), client_user_id: 'dp-1', subject: 'Delete my account', description: 'Please erase <everything>.', category: 'erasure', status: 'open' });
+    const id = stored!.ticket_id as string;
+    expect(res.headers.location).toBe(`/rights/requests/${id}?lang=en&done=filed`);
+
+    const page = await b.get(res.headers.location as string);
+    expect(page.statusCode).toBe(200);
+    const body = main(page.body);
+    expect(body).toContain(`<h1>${id}: Delete my account</h1>`);
+    expect(body).toContain(`<p class="ok" role="status">Your request ${id} is sent. We will tell you by SMS or email when there is news.</p>`);
+    expect(body).toContain('<dt>Status</dt><dd><strong>Open</strong></dd>');
+    expect(body).toContain('<dt>About</dt><dd>Erase my data</dd>');
+    expect(body).toContain('<p class="notice">Please erase &lt;everything&gt;.</p>');
+    expect(body).toMatch(/<ol class="history"><li><time datetime="[^"]+">[^<]+<\/time>: Made: Open<\/li><\/ol>/);
+    expect(body).toContain('<p>No messages yet.</p>');
+    expect(main((await b.get('/rights/requests')).body)).toContain(`<a href="/rights/requests/${id}?lang=en">${id}: Delete my account</a>`);
+  });
+
+  test('a request missing its category, subject or text is asked again (400) with what was typed; nothing filed', async () => {
+    const a = await t.tenant();
+    const b = await signedIn(a, 'dp-1');
+    const res = await b.post('/rights/requests', { category: 'nonsense', subject: ' ', description: 'Kept text' });
+    expect(res.statusCode).toBe(400);
+    expect(main(res.body)).toContain('<div class="alert" role="alert"><ul><li>What is it about?: please choose one.</li><li>Subject: please fill this in.</li></ul></div>');
+    expect(main(res.body)).toContain('>Kept text</textarea>');
+    const long = await b.post('/rights/requests', { category: 'other', subject: 'x'.repeat(201), description: 'd' });
+    expect(main(long.body)).toContain('<li>Subject: at most 200 characters.</li>');
+    expect(await tickets(a)).toEqual([]);
+  });
+
+  test('the organization replies and moves the status; the person reads both and writes back', async () => {
+    const a = await t.tenant();
+    const b = await signedIn(a, 'dp-1');
+    const filed = await b.post('/rights/requests', { category: 'data_access', subject: 'My data', description: 'Send me a copy.' });
+    const id = /requests\/(GRV-[A-Z0-9]{8})/.exec(filed.headers.location as string)![1]!;
+    t.clock.advance(MINUTE);
+    expect((await t.call({ method: 'PUT', url: `/grievance/${id}`, org: a, key: a.key, body: { status: 'in_progress' } })).statusCode).toBe(200);
+    t.clock.advance(MINUTE);
+    const reply = await t.call({ method: 'POST', url: `/grievance/${id}/messages`, org: a, key: a.key, body: { message: 'We are collecting it.\nExpect it within a week.' } });
+    expect(reply.statusCode, reply.body).toBe(201);
+
+    const page = main((await b.get(`/rights/requests/${id}`)).body);
+    expect(page).toContain('<dt>Status</dt><dd><strong>In progress</strong></dd>');
+    expect(page).toMatch(/<li><time[^>]*>[^<]+<\/time>: Made: Open<\/li><li><time[^>]*>[^<]+<\/time>: Open → In progress<\/li>/);
+    expect(page).toMatch(/<li class="message system"><p class="from"><strong>Status update<\/strong> · <time[^>]*>[^<]+<\/time><\/p><p class="notice">Status changed from open to in progress<\/p><\/li>/);
+    expect(page).toMatch(/<li class="message agent"><p class="from"><strong>The organization<\/strong> · <time[^>]*>[^<]+<\/time><\/p><p class="notice">We are collecting it.\nExpect it within a week.<\/p><\/li>/);
+
+    const sent = await b.post(`/rights/requests/${id}/messages?lang=en`, { message: 'Thank you!' });
+    expect(sent.statusCode).toBe(303);
+    expect(sent.headers.location).toBe(`/rights/requests/${id}?lang=en&done=sent#conversation`);
+    const messages = await t.call({ method: 'GET', url: `/grievance/${id}/messages`, org: a, key: a.key });
+    expect(messages.json().map((x: { sender: string; message: string }) => [x.sender, x.message])).toEqual([
+      ['system', 'Status changed from open to in progress'],
+      ['agent', 'We are collecting it.\nExpect it within a week.'],
+      ['user', 'Thank you!'],
+    ]);
+    const empty = await b.post(`/rights/requests/${id}/messages`, { message: '   ' });
+    expect(empty.statusCode).toBe(400);
+    expect(main(empty.body)).toContain('<li>Your message: please fill this in.</li>');
+    expect(await b.post(`/rights/requests/${id}/messages`, { message: 'no token' }, { csrf: false }).then((r) => r.statusCode)).toBe(403);
+  });
+
+  test("another person's request, or one that does not exist: 404 to read and to write on", async () => {
+    const a = await t.tenant();
+    const theirs = await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: { client_user_id: 'dp-2', subject: 'Theirs', description: 'd', category: 'other' } });
+    const id = theirs.json().ticket_id as string;
+    const b = await signedIn(a, 'dp-1');
+    expect(main((await b.get('/rights/requests')).body)).not.toContain(id);
+    for (const res of [await b.get(`/rights/requests/${id}`), await b.get('/rights/requests/GRV-ZZZZZZZZ'), await b.get('/rights/requests/nope'), await b.post(`/rights/requests/${id}/messages`, { message: 'hi' })]) {
+      expect(res.statusCode).toBe(404);
+      expect(main(res.body)).toContain('<h1>Page not found</h1>');
+    }
+    const messages = await t.call({ method: 'GET', url: `/grievance/${id}/messages`, org: a, key: a.key });
+    expect(messages.json()).toEqual([]);
+  });
+});
+
+describe('nominees', () => {
+  const stored = async (a: TestOrg) =>
+    t.db.system.query<Record<string, unknown>>(
+      'select client_user_id, nominee_name, nominee_email, nominee_mobile, relationship, purpose_of_appointment, status from nominees where org_id = $1 order by created_at, id',
+      [a.id],
+    );
+  const fields = { nominee_name: 'Asha Rao', nominee_email: 'Asha@Example.com', nominee_mobile: '98765 43210', relationship: 'spouse', purpose_of_appointment: '' };
+
+  test('appoint (pending, for this person), change (a new person: back to pending), remove', async () => {
+    const a = await t.tenant();
+    const b = await signedIn(a, 'dp-1');
+    const empty = await b.get('/rights/nominees');
+    expect(empty.statusCode).toBe(200);
+    expect(main(empty.body)).toContain('<p>You have not appointed a nominee.</p>');
+    expect(main(empty.body)).toContain('<label for="new-name">Full name</label>');
+
+    const res = await b.post('/rights/nominees?lang=en', fields);
+    expect(res.statusCode).toBe(303);
+    expect(await stored(a)).toEqual([
+      { client_user_id: 'dp-1', nominee_name: 'Asha Rao', nominee_email: 'asha@example.com', nominee_mobile: '+919876543210', relationship: 'spouse', purpose_of_appointment: null, status: 'pending' },
+    ]);
+    const id = (await t.db.system.query<{ id: string }>('select id from nominees where org_id = $1', [a.id]))[0]!.id;
+    expect(res.headers.location).toBe(`/rights/nominees?lang=en&done=appointed&nominee=${id}`);
+    const page = main((await b.get(res.headers.location as string)).body);
+    expect(page).toContain('<p class="ok" role="status">Asha Rao is appointed. The organization will verify them.</p>');
+    expect(page).toContain('<dt>Status</dt><dd><strong>Waiting for verification</strong></dd>');
+    expect(page).toContain('<dt>Mobile number</dt><dd>+919876543210</dd>');
+    expect(page).toContain(`<form method="post" action="/rights/nominees/${id}?lang=en">`);
+    expect(page).toContain('<input type="text" id="nominee-0-name" name="nominee_name" maxlength="255" autocomplete="off" required value="Asha Rao">');
+
+    // The organization verifies; a change of who it is sends it back to pending.
+    expect((await t.call({ method: 'PUT', url: `/nominee/${id}`, org: a, key: a.key, body: { status: 'verified' } })).statusCode).toBe(200);
+    const changed = await b.post(`/rights/nominees/${id}`, { ...fields, nominee_name: 'Asha R. Rao', purpose_of_appointment: 'Everything' });
+    expect(changed.statusCode).toBe(303);
+    expect(await stored(a)).toEqual([
+      { client_user_id: 'dp-1', nominee_name: 'Asha R. Rao', nominee_email: 'asha@example.com', nominee_mobile: '+919876543210', relationship: 'spouse', purpose_of_appointment: 'Everything', status: 'pending' },
+    ]);
+    expect(main((await b.get(changed.headers.location as string)).body)).toContain('Your changes to Asha R. Rao are saved.');
+
+    const removed = await b.post(`/rights/nominees/${id}/remove?lang=en`);
+    expect(removed.statusCode).toBe(303);
+    expect(removed.headers.location).toBe('/rights/nominees?lang=en&done=removed');
+    expect(await stored(a)).toEqual([]);
+    expect(main((await b.get(removed.headers.location as string)).body)).toContain('<p class="ok" role="status">The nominee is removed.</p>');
+  });
+
+  test('a form with problems is asked again (400) listing them; nothing stored', async () => {
+    const a = await t.tenant();
+    const b = await signedIn(a, 'dp-1');
+    const res = await b.post('/rights/nominees', { nominee_name: 'Asha', nominee_email: 'not-an-email', nominee_mobile: '123', relationship: 'cousin' });
+    expect(res.statusCode).toBe(400);
+    expect(main(res.body)).toContain(
+      '<div class="alert" role="alert"><ul><li>Email address: enter an email address like name@example.com.</li><li>Mobile number: enter 10 digits, or + and the country code.</li><li>Relationship to you: please choose one.</li></ul></div>',
+    );
+    expect(main(res.body)).toContain('id="new-name" name="nominee_name" maxlength="255" autocomplete="off" required value="Asha"');
+    expect(await stored(a)).toEqual([]);
+  });
+
+  test("another person's nominee: 404 to change or remove, nothing changes", async () => {
+    const a = await t.tenant();
+    const theirs = await t.call({ method: 'POST', url: '/nominee', org: a, key: a.key, body: { user_id: 'dp-2', nominee_name: 'Ravi', nominee_email: 'ravi@example.com', nominee_mobile: '+919800000009', relationship: 'child' } });
+    expect(theirs.statusCode, theirs.body).toBe(201);
+    const id = theirs.json().id as string;
+    const b = await signedIn(a, 'dp-1');
+    expect(main((await b.get('/rights/nominees')).body)).not.toContain('Ravi');
+    const before = await stored(a);
+    for (const res of [await b.post(`/rights/nominees/${id}`, fields), await b.post(`/rights/nominees/${id}`, { nominee_name: '' }), await b.post(`/rights/nominees/${id}/remove`), await b.post('/rights/nominees/nope/remove')]) {
+      expect(res.statusCode).toBe(404);
+      expect(main(res.body)).toContain('<h1>Page not found</h1>');
+    }
+    expect(await stored(a)).toEqual(before);
   });
 });

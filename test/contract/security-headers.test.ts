@@ -9,7 +9,7 @@ import { authHeaders, credentials, routes, urlFor, type Credentials } from '../s
 let t: TestApp;
 let c: Credentials;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({ env: { RATE_LIMIT_PER_KEY: '10000000', RATE_LIMIT_PER_ADDRESS: '10000000' } });
   c = await credentials(t);
 });
 afterAll(async () => t?.close());

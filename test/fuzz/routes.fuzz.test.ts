@@ -27,7 +27,7 @@ const logLines: string[] = [];
 let all: Route[];
 
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({ env: { RATE_LIMIT_PER_KEY: '10000000', RATE_LIMIT_PER_ADDRESS: '10000000' } });
   c = await credentials(t);
   // A second app on the same store, logging at info to memory: what a production log would hold.
   app = await buildApp({

@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
 import { html, Html } from '../../platform/http/html.js';
 import { CATALOGUE, type Messages } from './messages/index.js';
 import type { ConsentAction } from '../consent-links/index.js';
+import { GRIEVANCE_CATEGORIES } from '../grievances/index.js';
+import { RELATIONSHIPS } from '../nominees/index.js';
 
 const CSS = `
 body{margin:0;font:1.0625rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans Devanagari",sans-serif;color:#1a1a1a;background:#eef0f3}
@@ -45,6 +47,13 @@ button.link{background:none;border:0;color:#0b4f99;text-decoration:underline;pad
 summary{cursor:pointer;color:#0b4f99;font-weight:600;padding:.4rem 0}
 a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,textarea:focus-visible,summary:focus-visible{outline:3px solid #1a1a1a;outline-offset:2px;box-shadow:0 0 0 5px #ffd23f}
 .alert{border-left:4px solid #a4001d;padding:.5rem .75rem;background:#fdecee;color:#6b0013}
+.messages,.history,.tickets{padding-left:1.25rem}
+.tickets li{margin:.5rem 0}
+.message{margin:.75rem 0;padding:.5rem .75rem;border-left:4px solid #c4c8cf;list-style:none}
+.message.agent{border-left-color:#0b4f99;background:#eef4fb}
+.message.system{border-left-color:#6b6b6b;background:#f4f4f4}
+.message p{margin:.25rem 0}
+.alert ul{margin:0;padding-left:1.25rem}
 .ok{border-left:4px solid #1d6b2c;padding:.5rem .75rem;background:#e9f6ec;color:#0f3d18}
 dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem;margin:.5rem 0}
 dt{font-weight:600}
@@ -62,7 +71,7 @@ export interface ContactPerson {
   response_time: string | null;
 }
 
-export type Section = 'consents';
+export type Section = 'consents' | 'requests' | 'nominees';
 
 /** What every page needs: language, organization, its contact person, the CSRF token, who is signed in. */
 export interface PageContext {
@@ -106,6 +115,8 @@ export function layout(p: PageContext, title: string, body: Html, section: Secti
   const sections = p.signedIn
     ? html`<nav class="sections" aria-label="${m.mainNav}">
 ${sectionLink('consents', '/rights', m.navConsents)}
+${sectionLink('requests', '/rights/requests', m.navRequests)}
+${sectionLink('nominees', '/rights/nominees', m.navNominees)}
 <form method="post" action="${href(p, '/rights/sign-out')}">${csrfField(p)}<button type="submit" class="link">${m.signOut}</button></form>
 </nav>`
     : null;
@@ -141,6 +152,8 @@ ${contactBlock(p)}
 }
 
 const alertOf = (text: string | null | undefined) => (text ? html`<p class="alert" role="alert">${text}</p>` : null);
+const alertList = (problems: string[] | undefined) =>
+  problems && problems.length > 0 ? html`<div class="alert" role="alert"><ul>${problems.map((x) => html`<li>${x}</li>`)}</ul></div>` : null;
 const statusOf = (text: string | null | undefined) => (text ? html`<p class="ok" role="status">${text}</p>` : null);
 
 /** Step one of signing in: the phone or email on file. */
@@ -252,4 +265,186 @@ export function messagePage(p: PageContext, kind: 'not_found' | 'forbidden' | 'e
   const { m } = p;
   const [title, text] = kind === 'not_found' ? [m.notFoundTitle, m.notFoundBody] : kind === 'forbidden' ? [m.forbiddenTitle, m.forbiddenBody] : [m.errorTitle, m.errorBody];
   return layout(p, title, html`<h1>${title}</h1><p>${text}</p><p><a href="${href(p, '/rights')}">${m.backHome}</a></p>`);
+}
+
+type Category = (typeof GRIEVANCE_CATEGORIES)[number];
+type Status = keyof Messages['status'];
+
+export interface TicketView {
+  ticket_id: string;
+  subject: string;
+  description: string;
+  category: Category;
+  status: Status;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TicketForm {
+  category?: string;
+  subject?: string;
+  description?: string;
+}
+
+/** The person's requests, newest first, and the form to make one. */
+export function requestsPage(p: PageContext, tickets: TicketView[], o: { periodDays: number; form?: TicketForm; problems?: string[] }): string {
+  const { m } = p;
+  const f = o.form ?? {};
+  return layout(
+    p,
+    m.requestsHeading,
+    html`<h1>${m.requestsHeading}</h1>
+<p>${m.requestsIntro(o.periodDays)}</p>
+${tickets.length === 0
+  ? html`<p>${m.noRequests}</p>`
+  : html`<ul class="tickets">${tickets.map(
+      (t) => html`<li><a href="${href(p, `/rights/requests/${t.ticket_id}`)}">${t.ticket_id}: ${t.subject}</a><br>${m.category[t.category]} · <strong>${m.status[t.status]}</strong> · ${formatTime(m, new Date(t.updated_at))}</li>`,
+    )}</ul>`}
+<h2 id="new-request">${m.newRequestHeading}</h2>
+${alertList(o.problems)}
+<form method="post" action="${href(p, '/rights/requests')}">
+${csrfField(p)}
+<label for="category">${m.categoryLabel}</label>
+<select id="category" name="category" required>
+<option value=""></option>
+${GRIEVANCE_CATEGORIES.map((c) => html`<option value="${c}"${f.category === c ? new Html(' selected') : null}>${m.category[c]}</option>`)}
+</select>
+<label for="subject">${m.subjectLabel}</label>
+<input type="text" id="subject" name="subject" maxlength="200" required value="${f.subject ?? ''}">
+<label for="description">${m.descriptionLabel}</label>
+<p class="hint" id="description-hint">${m.descriptionHint}</p>
+<textarea id="description" name="description" maxlength="10000" required aria-describedby="description-hint">${f.description ?? ''}</textarea>
+<button type="submit">${m.fileRequest}</button>
+</form>`,
+    'requests',
+  );
+}
+
+export interface MessageView {
+  id: string;
+  sender: 'user' | 'agent' | 'system';
+  message: string;
+  created_at: Date;
+}
+
+/** One request: its details, status history, conversation and the reply form. */
+export function requestPage(
+  p: PageContext,
+  t: TicketView & { history: { status: Status; previous_status: Status | null; changed_at: Date }[] },
+  messages: MessageView[],
+  o: { done?: string; problems?: string[]; reply?: string },
+): string {
+  const { m } = p;
+  return layout(
+    p,
+    `${t.ticket_id}: ${t.subject}`,
+    html`<p><a href="${href(p, '/rights/requests')}">${m.allRequests}</a></p>
+<h1>${t.ticket_id}: ${t.subject}</h1>
+${statusOf(o.done)}
+<dl>
+<dt>${m.statusLabel}</dt><dd><strong>${m.status[t.status]}</strong></dd>
+<dt>${m.categoryName}</dt><dd>${m.category[t.category]}</dd>
+<dt>${m.filedOn}</dt><dd>${formatTime(m, new Date(t.created_at))}</dd>
+</dl>
+<p class="notice">${t.description}</p>
+<h2>${m.historyHeading}</h2>
+<ol class="history">${t.history.map(
+      (h) => html`<li>${formatTime(m, new Date(h.changed_at))}: ${m.historyEntry(h.previous_status === null ? null : m.status[h.previous_status], m.status[h.status])}</li>`,
+    )}</ol>
+<h2 id="conversation">${m.conversationHeading}</h2>
+${messages.length === 0
+  ? html`<p>${m.noMessages}</p>`
+  : html`<ol class="messages">${messages.map(
+      (msg) => html`<li class="message ${msg.sender}"><p class="from"><strong>${m.sender[msg.sender]}</strong> · ${formatTime(m, new Date(msg.created_at))}</p><p class="notice">${msg.message}</p></li>`,
+    )}</ol>`}
+${alertList(o.problems)}
+<form method="post" action="${href(p, `/rights/requests/${t.ticket_id}/messages`)}">
+${csrfField(p)}
+<label for="message">${m.replyLabel}</label>
+<textarea id="message" name="message" maxlength="5000" required>${o.reply ?? ''}</textarea>
+<button type="submit">${m.sendReply}</button>
+</form>`,
+    'requests',
+  );
+}
+
+type Relationship = (typeof RELATIONSHIPS)[number];
+
+export interface NomineeView {
+  id: string;
+  nominee_name: string;
+  nominee_email: string;
+  nominee_mobile: string;
+  relationship: Relationship;
+  purpose_of_appointment: string | null;
+  status: keyof Messages['nomineeStatus'];
+}
+
+export interface NomineeForm {
+  nominee_name?: string;
+  nominee_email?: string;
+  nominee_mobile?: string;
+  relationship?: string;
+  purpose_of_appointment?: string | null;
+}
+
+/** The fields of a nominee form; `prefix` keeps ids unique when several forms share the page. */
+function nomineeFields(m: Messages, prefix: string, f: NomineeForm): Html {
+  const id = (name: string) => `${prefix}-${name}`;
+  return html`<label for="${id('name')}">${m.nomineeName}</label>
+<input type="text" id="${id('name')}" name="nominee_name" maxlength="255" autocomplete="off" required value="${f.nominee_name ?? ''}">
+<label for="${id('email')}">${m.nomineeEmail}</label>
+<input type="email" id="${id('email')}" name="nominee_email" maxlength="254" autocomplete="off" required value="${f.nominee_email ?? ''}">
+<label for="${id('mobile')}">${m.nomineeMobile}</label>
+<input type="text" id="${id('mobile')}" name="nominee_mobile" inputmode="tel" maxlength="20" autocomplete="off" required value="${f.nominee_mobile ?? ''}">
+<label for="${id('relationship')}">${m.relationshipLabel}</label>
+<select id="${id('relationship')}" name="relationship" required>
+<option value=""></option>
+${RELATIONSHIPS.map((r) => html`<option value="${r}"${f.relationship === r ? new Html(' selected') : null}>${m.relationship[r]}</option>`)}
+</select>
+<label for="${id('purpose')}">${m.purposeLabel}</label>
+<textarea id="${id('purpose')}" name="purpose_of_appointment" maxlength="1000">${f.purpose_of_appointment ?? ''}</textarea>`;
+}
+
+/** The person's nominees (change, remove) and the form to appoint one. */
+export function nomineesPage(p: PageContext, nominees: NomineeView[], o: { done?: string; problems?: string[]; form?: NomineeForm } = {}): string {
+  const { m } = p;
+  const item = (n: NomineeView, i: number) => html`<section class="consent" aria-labelledby="nominee-${i}">
+<h2 id="nominee-${i}">${n.nominee_name}</h2>
+<dl>
+<dt>${m.statusLabel}</dt><dd><strong>${m.nomineeStatus[n.status]}</strong></dd>
+<dt>${m.relationshipLabel}</dt><dd>${m.relationship[n.relationship]}</dd>
+<dt>${m.nomineeEmail}</dt><dd>${n.nominee_email}</dd>
+<dt>${m.nomineeMobile}</dt><dd>${n.nominee_mobile}</dd>
+${n.purpose_of_appointment ? html`<dt>${m.purposeLabel}</dt><dd>${n.purpose_of_appointment}</dd>` : null}
+</dl>
+<details>
+<summary>${m.changeNominee(n.nominee_name)}</summary>
+<form method="post" action="${href(p, `/rights/nominees/${n.id}`)}">
+${csrfField(p)}
+${nomineeFields(m, `nominee-${i}`, n)}
+<button type="submit">${m.saveNominee}</button>
+</form>
+</details>
+<form method="post" action="${href(p, `/rights/nominees/${n.id}/remove`)}">
+${csrfField(p)}
+<button type="submit" class="secondary">${m.removeNominee(n.nominee_name)}</button>
+</form>
+</section>`;
+  return layout(
+    p,
+    m.nomineesHeading,
+    html`<h1>${m.nomineesHeading}</h1>
+${statusOf(o.done)}
+<p>${m.nomineesIntro(p.orgName)}</p>
+${nominees.length === 0 ? html`<p>${m.noNominees}</p>` : nominees.map(item)}
+<h2 id="appoint">${m.appointHeading}</h2>
+${alertList(o.problems)}
+<form method="post" action="${href(p, '/rights/nominees')}">
+${csrfField(p)}
+${nomineeFields(m, 'new', o.form ?? {})}
+<button type="submit">${m.appoint}</button>
+</form>`,
+    'nominees',
+  );
 }

@@ -14,12 +14,16 @@ import { readCookie, serializeCookie } from '../../platform/http/cookies.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { ConsentService } from '../consents/index.js';
 import { CODE_TTL_SECONDS, type DataPrincipalService } from '../data-principals/index.js';
+import { GRIEVANCE_CATEGORIES, type GrievanceService } from '../grievances/index.js';
+import { RELATIONSHIPS, type NomineeService } from '../nominees/index.js';
 import { pickLanguage, type Messages } from './messages/index.js';
-import { codePage, consentsPage, href, messagePage, signInPage, STYLE_HASH, type ConsentView, type PageContext } from './pages.js';
+import { codePage, consentsPage, href, messagePage, nomineesPage, requestPage, requestsPage, signInPage, STYLE_HASH, type ConsentView, type NomineeForm, type NomineeView, type PageContext, type TicketForm, type TicketView } from './pages.js';
 
 export interface RightsCenterDeps {
   consents: Pick<ConsentService, 'mine' | 'giveMine' | 'withdrawMine'>;
-  dataPrincipals: Pick<DataPrincipalService, 'requestCode' | 'verifyCode' | 'contactPersonOrNull'>;
+  dataPrincipals: Pick<DataPrincipalService, 'requestCode' | 'verifyCode' | 'contactPersonOrNull' | 'profile'>;
+  grievances: Pick<GrievanceService, 'mine' | 'fileMine' | 'getMine' | 'myMessages' | 'postMyMessage'>;
+  nominees: Pick<NomineeService, 'mine' | 'appointMine' | 'changeMine' | 'removeMine'>;
   dpTokens: DpTokenVerifier;
   organizations: OrganizationDirectory;
   clock: Clock;
@@ -73,6 +77,32 @@ const text = (body: Form, name: string, max: number): string => {
   return typeof value === 'string' ? value.trim().slice(0, max) : '';
 };
 
+/** A required text field: trimmed, not empty, at most `max` characters; problems worded for the page. */
+function field(m: Messages, body: Form, name: string, label: string, max: number, problems: string[]): string {
+  const value = typeof body[name] === 'string' ? (body[name] as string).trim() : '';
+  if (value === '') problems.push(m.fieldRequired(label));
+  else if ([...value].length > max) problems.push(m.fieldTooLong(label, max));
+  return value;
+}
+
+/** A nominee form's fields, checked as the nominee API's schema does (its service normalises the rest). */
+function nomineeInput(m: Messages, body: Form) {
+  const problems: string[] = [];
+  const nominee_name = field(m, body, 'nominee_name', m.nomineeName, 255, problems);
+  const nominee_email = field(m, body, 'nominee_email', m.nomineeEmail, 254, problems);
+  if (nominee_email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(nominee_email)) problems.push(m.emailFormat(m.nomineeEmail));
+  const typedMobile = field(m, body, 'nominee_mobile', m.nomineeMobile, 20, problems);
+  const nominee_mobile = typedMobile.replace(/[\s().-]/g, '');
+  if (typedMobile && !/^(\+[0-9]{8,15}|[0-9]{10})$/.test(nominee_mobile)) problems.push(m.phoneFormat(m.nomineeMobile));
+  const relationship = RELATIONSHIPS.find((r) => r === body.relationship);
+  if (!relationship) problems.push(m.fieldChoose(m.relationshipLabel));
+  const purpose = typeof body.purpose_of_appointment === 'string' ? body.purpose_of_appointment.trim() : '';
+  if ([...purpose].length > 1000) problems.push(m.fieldTooLong(m.purposeLabel, 1000));
+  const form: NomineeForm = { nominee_name, nominee_email, nominee_mobile: typedMobile, relationship: text(body, 'relationship', 64), purpose_of_appointment: purpose };
+  if (problems.length > 0 || !relationship) return { problems, form, input: null };
+  return { problems, form, input: { nominee_name, nominee_email, nominee_mobile, relationship, purpose_of_appointment: purpose === '' ? null : purpose } };
+}
+
 const nextOf = (value: unknown): string => (typeof value === 'string' && NEXT_PATTERN.test(value) ? value : '/rights');
 
 /** What a person types to sign in: an email address, or a phone number (spaces, dashes, brackets ignored). */
@@ -83,7 +113,7 @@ export function parseContact(input: string): { phone: string } | { email: string
 }
 
 export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCenterDeps): Promise<void> {
-  const { consents, dataPrincipals, dpTokens, clock } = deps;
+  const { consents, dataPrincipals, grievances, nominees, dpTokens, clock } = deps;
 
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -280,5 +310,90 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
       if (err instanceof AppError && err.statusCode === 400) return showConsents(v, reply, 400, { error: v.m.changeFailed });
       throw err;
     }
+  });
+
+  // Requests: grievance tickets the person files for themselves, with their history and conversation.
+
+  type TicketParams = { ticket_id: string };
+  const periodDays = async (v: SignedIn) => (await dataPrincipals.profile(v.principal)).grievance_period_days;
+
+  page('/rights/requests', async (v, _request, reply) => {
+    const tickets = (await grievances.mine(v.principal)) as TicketView[];
+    return send(reply, 200, requestsPage(v.page, tickets, { periodDays: await periodDays(v) }));
+  });
+
+  form('/rights/requests', true, async (v, body, _request, reply) => {
+    const { m } = v;
+    const problems: string[] = [];
+    const category = GRIEVANCE_CATEGORIES.find((c) => c === body.category);
+    if (!category) problems.push(m.fieldChoose(m.categoryLabel));
+    const subject = field(m, body, 'subject', m.subjectLabel, 200, problems);
+    const description = field(m, body, 'description', m.descriptionLabel, 10_000, problems);
+    if (problems.length > 0 || !category) {
+      const tickets = (await grievances.mine(v.principal)) as TicketView[];
+      const form: TicketForm = { category: text(body, 'category', 64), subject, description };
+      return send(reply, 400, requestsPage(v.page, tickets, { periodDays: await periodDays(v), form, problems }));
+    }
+    const ticket = await grievances.fileMine(v.principal, { category, subject, description });
+    return reply.redirect(href(v.page, `/rights/requests/${ticket.ticket_id}`, { done: 'filed' }), 303);
+  });
+
+  async function showTicket(v: SignedIn, reply: FastifyReply, ticketId: string, status: number, o: { done?: string; problems?: string[]; reply?: string }) {
+    const [ticket, messages] = await Promise.all([grievances.getMine(v.principal, ticketId), grievances.myMessages(v.principal, ticketId)]);
+    return send(reply, status, requestPage(v.page, ticket as Parameters<typeof requestPage>[1], messages, o));
+  }
+
+  page('/rights/requests/:ticket_id', async (v, request, reply) => {
+    const { ticket_id: ticketId } = request.params as TicketParams;
+    const query = request.query as Record<string, unknown>;
+    const done = query.done === 'filed' ? v.m.filed(ticketId) : query.done === 'sent' ? v.m.replied : undefined;
+    return showTicket(v, reply, ticketId, 200, { done });
+  });
+
+  form('/rights/requests/:ticket_id/messages', true, async (v, body, request, reply) => {
+    const { ticket_id: ticketId } = request.params as TicketParams;
+    const problems: string[] = [];
+    const message = field(v.m, body, 'message', v.m.replyLabel, 5000, problems);
+    if (problems.length > 0) return showTicket(v, reply, ticketId, 400, { problems, reply: message });
+    await grievances.postMyMessage(v.principal, ticketId, { message });
+    return reply.redirect(`${href(v.page, `/rights/requests/${ticketId}`, { done: 'sent' })}#conversation`, 303);
+  });
+
+  // Nominees: appointed, changed and removed by the person; their status is the organization's.
+
+  type NomineeParams = { nominee_id: string };
+  const myNominees = async (v: SignedIn) => (await nominees.mine(v.principal)) as NomineeView[];
+
+  page('/rights/nominees', async (v, request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const list = await myNominees(v);
+    const name = list.find((n) => n.id === query.nominee)?.nominee_name;
+    const done =
+      query.done === 'removed' ? v.m.nomineeRemoved : name === undefined ? undefined : query.done === 'appointed' ? v.m.appointed(name) : query.done === 'changed' ? v.m.nomineeChanged(name) : undefined;
+    return send(reply, 200, nomineesPage(v.page, list, { done }));
+  });
+
+  form('/rights/nominees', true, async (v, body, _request, reply) => {
+    const { problems, form, input } = nomineeInput(v.m, body);
+    if (!input) return send(reply, 400, nomineesPage(v.page, await myNominees(v), { problems, form }));
+    const nominee = await nominees.appointMine(v.principal, input);
+    return reply.redirect(href(v.page, '/rights/nominees', { done: 'appointed', nominee: nominee.id }), 303);
+  });
+
+  form('/rights/nominees/:nominee_id', true, async (v, body, request, reply) => {
+    const { nominee_id: nomineeId } = request.params as NomineeParams;
+    const { problems, input } = nomineeInput(v.m, body);
+    if (!input) {
+      if (!(await myNominees(v)).some((n) => n.id === nomineeId)) throw new AppError('not_found', 'Nominee not found');
+      return send(reply, 400, nomineesPage(v.page, await myNominees(v), { problems }));
+    }
+    const nominee = await nominees.changeMine(v.principal, nomineeId, input);
+    return reply.redirect(href(v.page, '/rights/nominees', { done: 'changed', nominee: nominee.id }), 303);
+  });
+
+  form('/rights/nominees/:nominee_id/remove', true, async (v, _body, request, reply) => {
+    const { nominee_id: nomineeId } = request.params as NomineeParams;
+    await nominees.removeMine(v.principal, nomineeId);
+    return reply.redirect(href(v.page, '/rights/nominees', { done: 'removed' }), 303);
   });
 }
