@@ -190,7 +190,7 @@ export interface paths {
         head?: never;
         /**
          * Change the organization's settings
-         * @description `api_rate_limit`: requests allowed per API key per window (default 500 per 60 s; `null` goes back to the default). Takes effect within 30 seconds in every process. Owners and admins, or an `admin` key.
+         * @description `api_rate_limit`: requests allowed per API key per window (default 500 per 60 s; `null` goes back to the default). Takes effect within 30 seconds in every process. `grievance_period_days` (1-90; over 90 is refused): the period the organization publishes for answering grievances; tickets created afterwards are due that long after creation, existing tickets keep their due date. Audited (`organization.updated`). Owners and admins, or an `admin` key.
          */
         patch: operations["patchOrganization"];
         trace?: never;
@@ -1756,6 +1756,8 @@ export interface components {
             name: string;
             /** Format: date-time */
             created_at: string;
+            /** @description Days the organization takes at most to answer a grievance (DPDP Rule 14(3): at most 90); new tickets are due this long after creation */
+            grievance_period_days: number;
             /**
              * @description The caller's role; null for an API key
              * @enum {string|null}
@@ -1768,6 +1770,8 @@ export interface components {
         };
         /** UpdateOrganization */
         UpdateOrganization: {
+            /** @description Days the organization takes at most to answer a grievance, 1-90 (DPDP Rule 14(3)); tickets created afterwards are due that long after creation */
+            grievance_period_days?: number;
             /** @description Requests per API key per window (1-1,000,000); null goes back to the server's default */
             api_rate_limit?: number | null;
         };
@@ -1866,6 +1870,32 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the organization must have answered: created_at + the organization's grievance_period_days at creation, pushed by every pause (on_hold) when it ends
+             */
+            due_at: string;
+            /** @description Days until due_at, a started day counted as one (due in 2.5 days: 3; an hour late: -1; negative exactly when overdue; while on hold, as of the pause); null once resolved, rejected or closed */
+            days_left?: number | null;
+            /** @description Not yet resolved, rejected or closed, and past due_at (a pause stops the clock) */
+            overdue?: boolean;
+            /** @description The times the ticket was on hold, oldest first: its clock stood still */
+            paused: {
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description null while the ticket is still on hold
+                 */
+                to: string | null;
+                /** @description The note of the status change to on_hold */
+                reason: string | null;
+            }[];
+            /**
+             * Format: date-time
+             * @description When the ticket last became resolved, rejected or closed; null while unfinished
+             */
+            resolved_at: string | null;
         };
         /** GrievanceStatusChange */
         GrievanceStatusChange: {
@@ -1928,6 +1958,14 @@ export interface components {
                 complaint: number;
                 other: number;
             };
+            /** @description Unfinished tickets past their due date */
+            overdue: number;
+            /** @description Unfinished tickets, not on hold, due within the next 7 days (not yet late) */
+            due_this_week: number;
+            /** @description Median of resolved_at - created_at over tickets resolved, rejected or closed (seconds, pauses included); null when there are none */
+            median_time_to_resolve_seconds: number | null;
+            /** @description The organization's response period */
+            grievance_period_days: number;
         };
         /** GrievanceTicketWithHistory */
         GrievanceTicketWithHistory: {
@@ -1965,6 +2003,32 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the organization must have answered: created_at + the organization's grievance_period_days at creation, pushed by every pause (on_hold) when it ends
+             */
+            due_at: string;
+            /** @description Days until due_at, a started day counted as one (due in 2.5 days: 3; an hour late: -1; negative exactly when overdue; while on hold, as of the pause); null once resolved, rejected or closed */
+            days_left?: number | null;
+            /** @description Not yet resolved, rejected or closed, and past due_at (a pause stops the clock) */
+            overdue?: boolean;
+            /** @description The times the ticket was on hold, oldest first: its clock stood still */
+            paused: {
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description null while the ticket is still on hold
+                 */
+                to: string | null;
+                /** @description The note of the status change to on_hold */
+                reason: string | null;
+            }[];
+            /**
+             * Format: date-time
+             * @description When the ticket last became resolved, rejected or closed; null while unfinished
+             */
+            resolved_at: string | null;
             /** @description Oldest first */
             history: components["schemas"]["GrievanceStatusChange"][];
         };
@@ -2033,6 +2097,32 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the organization must have answered: created_at + the organization's grievance_period_days at creation, pushed by every pause (on_hold) when it ends
+             */
+            due_at: string;
+            /** @description Days until due_at, a started day counted as one (due in 2.5 days: 3; an hour late: -1; negative exactly when overdue; while on hold, as of the pause); null once resolved, rejected or closed */
+            days_left?: number | null;
+            /** @description Not yet resolved, rejected or closed, and past due_at (a pause stops the clock) */
+            overdue?: boolean;
+            /** @description The times the ticket was on hold, oldest first: its clock stood still */
+            paused: {
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description null while the ticket is still on hold
+                 */
+                to: string | null;
+                /** @description The note of the status change to on_hold */
+                reason: string | null;
+            }[];
+            /**
+             * Format: date-time
+             * @description When the ticket last became resolved, rejected or closed; null while unfinished
+             */
+            resolved_at: string | null;
             /** @description Oldest first */
             history: components["schemas"]["MyGrievanceStatusChange"][];
         };
@@ -3725,6 +3815,7 @@ export interface operations {
                      *       "slug": "string",
                      *       "name": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "grievance_period_days": 1,
                      *       "role": "owner",
                      *       "api_rate_limit": 0,
                      *       "api_rate_limit_default": true
@@ -3828,6 +3919,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
+                 *       "grievance_period_days": 1,
                  *       "api_rate_limit": 1
                  *     }
                  */
@@ -3851,6 +3943,7 @@ export interface operations {
                      *       "slug": "string",
                      *       "name": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "grievance_period_days": 1,
                      *       "role": "owner",
                      *       "api_rate_limit": 0,
                      *       "api_rate_limit_default": true
@@ -5256,7 +5349,18 @@ export interface operations {
                      *         "status": "open",
                      *         "attachment_url": "string",
                      *         "created_at": "2019-08-24T14:15:22Z",
-                     *         "updated_at": "2019-08-24T14:15:22Z"
+                     *         "updated_at": "2019-08-24T14:15:22Z",
+                     *         "due_at": "2019-08-24T14:15:22Z",
+                     *         "days_left": 0,
+                     *         "overdue": true,
+                     *         "paused": [
+                     *           {
+                     *             "from": "2019-08-24T14:15:22Z",
+                     *             "to": "2019-08-24T14:15:22Z",
+                     *             "reason": "string"
+                     *           }
+                     *         ],
+                     *         "resolved_at": "2019-08-24T14:15:22Z"
                      *       }
                      *     ]
                      */
@@ -5432,7 +5536,18 @@ export interface operations {
                      *       "status": "open",
                      *       "attachment_url": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "due_at": "2019-08-24T14:15:22Z",
+                     *       "days_left": 0,
+                     *       "overdue": true,
+                     *       "paused": [
+                     *         {
+                     *           "from": "2019-08-24T14:15:22Z",
+                     *           "to": "2019-08-24T14:15:22Z",
+                     *           "reason": "string"
+                     *         }
+                     *       ],
+                     *       "resolved_at": "2019-08-24T14:15:22Z"
                      *     }
                      */
                     "application/json": components["schemas"]["GrievanceTicket"];
@@ -5677,7 +5792,18 @@ export interface operations {
                      *       "status": "open",
                      *       "attachment_url": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "due_at": "2019-08-24T14:15:22Z",
+                     *       "days_left": 0,
+                     *       "overdue": true,
+                     *       "paused": [
+                     *         {
+                     *           "from": "2019-08-24T14:15:22Z",
+                     *           "to": "2019-08-24T14:15:22Z",
+                     *           "reason": "string"
+                     *         }
+                     *       ],
+                     *       "resolved_at": "2019-08-24T14:15:22Z"
                      *     }
                      */
                     "application/json": components["schemas"]["GrievanceTicket"];
@@ -5997,8 +6123,12 @@ export interface operations {
                 to?: string;
                 /** @description Only tickets filed for this user */
                 client_user_id?: string;
+                /** @description true: only unfinished tickets past their due date; false: only the others */
+                overdue?: boolean;
+                /** @description due_at < due_before */
+                due_before?: string;
                 /** @description The time to order by */
-                sort?: "created_at" | "updated_at";
+                sort?: "created_at" | "updated_at" | "due_at";
                 /** @description `desc` newest first, `asc` oldest first */
                 order?: "desc" | "asc";
                 limit?: number;
@@ -6039,7 +6169,18 @@ export interface operations {
                      *           "status": "open",
                      *           "attachment_url": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
-                     *           "updated_at": "2019-08-24T14:15:22Z"
+                     *           "updated_at": "2019-08-24T14:15:22Z",
+                     *           "due_at": "2019-08-24T14:15:22Z",
+                     *           "days_left": 0,
+                     *           "overdue": true,
+                     *           "paused": [
+                     *             {
+                     *               "from": "2019-08-24T14:15:22Z",
+                     *               "to": "2019-08-24T14:15:22Z",
+                     *               "reason": "string"
+                     *             }
+                     *           ],
+                     *           "resolved_at": "2019-08-24T14:15:22Z"
                      *         }
                      *       ],
                      *       "count": 0,
@@ -6200,7 +6341,11 @@ export interface operations {
                      *         "objection": 0,
                      *         "complaint": 0,
                      *         "other": 0
-                     *       }
+                     *       },
+                     *       "overdue": 0,
+                     *       "due_this_week": 0,
+                     *       "median_time_to_resolve_seconds": 0,
+                     *       "grievance_period_days": 0
                      *     }
                      */
                     "application/json": components["schemas"]["GrievanceSummary"];
@@ -6325,6 +6470,17 @@ export interface operations {
                      *       "attachment_url": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "due_at": "2019-08-24T14:15:22Z",
+                     *       "days_left": 0,
+                     *       "overdue": true,
+                     *       "paused": [
+                     *         {
+                     *           "from": "2019-08-24T14:15:22Z",
+                     *           "to": "2019-08-24T14:15:22Z",
+                     *           "reason": "string"
+                     *         }
+                     *       ],
+                     *       "resolved_at": "2019-08-24T14:15:22Z",
                      *       "history": [
                      *         {
                      *           "status": "open",
@@ -6497,7 +6653,18 @@ export interface operations {
                      *       "status": "open",
                      *       "attachment_url": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "due_at": "2019-08-24T14:15:22Z",
+                     *       "days_left": 0,
+                     *       "overdue": true,
+                     *       "paused": [
+                     *         {
+                     *           "from": "2019-08-24T14:15:22Z",
+                     *           "to": "2019-08-24T14:15:22Z",
+                     *           "reason": "string"
+                     *         }
+                     *       ],
+                     *       "resolved_at": "2019-08-24T14:15:22Z"
                      *     }
                      */
                     "application/json": components["schemas"]["GrievanceTicket"];
@@ -7115,7 +7282,18 @@ export interface operations {
                      *         "status": "open",
                      *         "attachment_url": "string",
                      *         "created_at": "2019-08-24T14:15:22Z",
-                     *         "updated_at": "2019-08-24T14:15:22Z"
+                     *         "updated_at": "2019-08-24T14:15:22Z",
+                     *         "due_at": "2019-08-24T14:15:22Z",
+                     *         "days_left": 0,
+                     *         "overdue": true,
+                     *         "paused": [
+                     *           {
+                     *             "from": "2019-08-24T14:15:22Z",
+                     *             "to": "2019-08-24T14:15:22Z",
+                     *             "reason": "string"
+                     *           }
+                     *         ],
+                     *         "resolved_at": "2019-08-24T14:15:22Z"
                      *       }
                      *     ]
                      */
@@ -7264,7 +7442,18 @@ export interface operations {
                      *       "status": "open",
                      *       "attachment_url": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "due_at": "2019-08-24T14:15:22Z",
+                     *       "days_left": 0,
+                     *       "overdue": true,
+                     *       "paused": [
+                     *         {
+                     *           "from": "2019-08-24T14:15:22Z",
+                     *           "to": "2019-08-24T14:15:22Z",
+                     *           "reason": "string"
+                     *         }
+                     *       ],
+                     *       "resolved_at": "2019-08-24T14:15:22Z"
                      *     }
                      */
                     "application/json": components["schemas"]["GrievanceTicket"];
@@ -7488,6 +7677,17 @@ export interface operations {
                      *       "attachment_url": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "due_at": "2019-08-24T14:15:22Z",
+                     *       "days_left": 0,
+                     *       "overdue": true,
+                     *       "paused": [
+                     *         {
+                     *           "from": "2019-08-24T14:15:22Z",
+                     *           "to": "2019-08-24T14:15:22Z",
+                     *           "reason": "string"
+                     *         }
+                     *       ],
+                     *       "resolved_at": "2019-08-24T14:15:22Z",
                      *       "history": [
                      *         {
                      *           "status": "open",
