@@ -86,6 +86,12 @@ describe('tickets (GET|POST /api/v1/me/grievances, GET /api/v1/me/grievances/{ti
       attachment_url: null,
       created_at: now(),
       updated_at: now(),
+      // The statutory clock (the organization's default period, 30 days).
+      due_at: new Date(Date.parse(now()) + 30 * 86_400_000).toISOString(),
+      days_left: 30,
+      overdue: false,
+      paused: [],
+      resolved_at: null,
     });
     // The organization sees it as any ticket, filed by the data principal.
     const seen = await ok(await org(a, 'GET', `/api/v1/grievances/${ticket.ticket_id}`), 200);

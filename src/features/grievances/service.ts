@@ -339,8 +339,9 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
     // person's ticket is a ticket that does not exist (404).
 
     /** Their tickets, newest first. */
-    mine(ctx: PrincipalContext): Promise<GrievanceRow[]> {
-      return principalGrievanceRepo(principalReads(db, principalScope(ctx))).list();
+    async mine(ctx: PrincipalContext): Promise<(GrievanceRow & TicketClock)[]> {
+      const now = clock.now();
+      return (await principalGrievanceRepo(principalReads(db, principalScope(ctx))).list()).map((r) => withClock(r, now));
     },
 
     /** Files a ticket for themselves: the organization's creation, with their dp_id as client_user_id. */
@@ -349,11 +350,11 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
     },
 
     /** One of their tickets with its status history (no actors, no notes). */
-    async getMine(ctx: PrincipalContext, ticketId: string): Promise<GrievanceRow & { history: PrincipalStatusChangeRow[] }> {
+    async getMine(ctx: PrincipalContext, ticketId: string): Promise<GrievanceRow & TicketClock & { history: PrincipalStatusChangeRow[] }> {
       if (!TICKET_ID.test(ticketId)) throw notFound();
       const row = await principalGrievanceRepo(principalReads(db, principalScope(ctx))).get(ticketId);
       if (!row) throw notFound();
-      return row;
+      return withClock(row, clock.now());
     },
 
     /** The conversation on one of their tickets, oldest first. */
