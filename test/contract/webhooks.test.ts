@@ -386,6 +386,37 @@ describe('events from each feature', () => {
     expect(events.find((x) => x.type === 'nominee.deleted')!.data).toEqual({ nominee_id: id });
   });
 
+  test("a message on a ticket, from the organization or from the person, sends grievance.message_created; another organization's ticket sends nothing", async () => {
+    t.clock.set(new Date());
+    const a = await t.tenant();
+    const r = await receiver();
+    const e = await endpoint(a, r.url, ['grievance.message_created']);
+    const g = await ticket(a);
+    const agent = await t.call({ method: 'POST', url: `/grievance/${g.ticket_id}/messages`, org: a, key: a.key, body: { message: 'We are on it' } });
+    expect(agent.statusCode).toBe(201);
+    const minted = await t.call({ method: 'POST', url: '/api/v1/data-principals/user-1/tokens', org: a, key: a.key, body: {} });
+    expect(minted.statusCode).toBe(201);
+    const person = await t.call({
+      method: 'POST',
+      url: `/api/v1/me/grievances/${g.ticket_id}/messages`,
+      org: a,
+      headers: { authorization: `Bearer ${minted.json().access_token}` },
+      body: { message: 'Thank you' },
+    });
+    expect(person.statusCode).toBe(201);
+    const b = await t.tenant();
+    expect((await t.call({ method: 'POST', url: `/grievance/${g.ticket_id}/messages`, org: b, key: b.key, body: { message: 'Not yours' } })).statusCode).toBe(404);
+    await drain();
+    const events = r.received.map((x) => new Webhook(e.secret).verify(x.body, x.headers as Record<string, string>) as Record<string, any>);
+    expect(events.map((x) => [x.type, x.data.ticket_id, x.data.message.sender, x.data.message.message]).sort()).toEqual(
+      [
+        ['grievance.message_created', g.ticket_id, 'agent', 'We are on it'],
+        ['grievance.message_created', g.ticket_id, 'user', 'Thank you'],
+      ].sort(),
+    );
+    expect(events.find((x) => x.data.message.sender === 'agent')!.data.message).toEqual(agent.json());
+  });
+
   test('consent links, consents and withdrawals each send their event; the link itself and the phone never', async () => {
     t.clock.set(new Date());
     const a = await t.tenant();

@@ -331,6 +331,7 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
         ]);
         // No ticket: nothing was written by the message, and the throw rolls back the rest.
         if (!row) throw notFound();
+        await recordEvent(tx, 'grievance.message_created', { ticket_id: ticketId, message: row }, at);
         return row;
       });
     },
@@ -376,6 +377,7 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
           recordAudit(tx, ctx, at, { action: 'grievance.message_added', targetType: 'grievance', targetId: ticketId, details: { message_id: id, sender: 'user' } }),
         ]);
         if (!row) throw notFound();
+        await recordEvent(tx, 'grievance.message_created', { ticket_id: ticketId, message: row }, at);
         return row;
       });
     },
