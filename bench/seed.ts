@@ -107,7 +107,8 @@ export async function seedBench(db: Database, o: BenchSeedOptions): Promise<Benc
     if (g === 0) continue;
     statusChanges += await asTenant(db, org.id, async (q) => {
       await q(
-        `insert into grievances (org_id, id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at)
+        `insert into grievances (org_id, id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at,
+                                 due_at, paused_at, paused, resolved_at)
          select $1::uuid, gen_random_uuid(), 'GRV-' || ${code}, 'user-' || (i % $3::int), null,
                 (array['Copy of my data', 'Correct my address', 'Delete my account', 'Stop marketing messages', 'Who received my data?', 'Withdraw consent'])[1 + i % 6] || ' (' || i || ')',
                 'Dear privacy team, I am writing about the personal data you hold on me. ' || repeat(md5(i::text), 4),
@@ -115,7 +116,14 @@ export async function seedBench(db: Database, o: BenchSeedOptions): Promise<Benc
                 s.status,
                 case when i % 5 = 0 then 'https://files.example.com/grievances/' || md5(i::text) || '.pdf' end,
                 t.created_at,
-                case when s.status = 'open' then t.created_at else least(t.created_at + interval '1 day', $4::timestamptz) end
+                case when s.status = 'open' then t.created_at else least(t.created_at + interval '1 day', $4::timestamptz) end,
+                -- The statutory clock as migration 0013_2 sets it for existing tickets (a 30-day period).
+                t.created_at + interval '30 days',
+                case when s.status = 'on_hold' then least(t.created_at + interval '1 day', $4::timestamptz) end,
+                case when s.status = 'on_hold'
+                     then jsonb_build_array(jsonb_build_object('from', to_char(least(t.created_at + interval '1 day', $4::timestamptz) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'to', null, 'reason', null))
+                     else '[]'::jsonb end,
+                case when s.status in ('resolved', 'rejected', 'closed') then least(t.created_at + interval '1 day', $4::timestamptz) end
            from generate_series(1, $2::int) i
            cross join lateral (select $4::timestamptz - ((($2::int - i)::float8 / $2::int) * interval '365 days') - interval '1 minute' as created_at) t
            cross join lateral (select (${sqlArray(GRIEVANCE_STATUSES)})[1 + (i * 11) % ${GRIEVANCE_STATUSES.length}] as status) s`,
