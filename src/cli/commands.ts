@@ -5,7 +5,14 @@
 import type { Config } from '../config.js';
 import { checkRole, type AccountsService, type UserService } from '../features/accounts/index.js';
 import { verifyAuditChain } from '../features/audit/index.js';
-import type { MigrationResult } from '../platform/db/migrate.js';
+import { migrate, type MigrationResult } from '../platform/db/migrate.js';
+import { openDatabase } from '../platform/db/open.js';
+import { copyStore, StoreCopyError } from '../platform/db/copy.js';
+import { StoreUnavailableError } from '../platform/db/connection-errors.js';
+import { restoreBackup, writeBackup } from '../platform/db/backup.js';
+import { openStore } from '../platform/db/store.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Database } from '../platform/db/types.js';
 
 export class UsageError extends Error {}
@@ -58,6 +65,19 @@ export interface Command {
   check?(input: CommandInput): void;
   /** Runs the command on the services (not set for serve, which main.ts runs itself). */
   execute?(input: CommandInput, ctx: CommandContext): Promise<CommandOutput>;
+  /** Instead of execute: runs in the CLI's process without the store opened for it (restore makes the store). */
+  standalone?(input: CommandInput, config: Config): Promise<CommandOutput>;
+}
+
+/** The process holding the embedded store's data directory, from its lock file (null: none, or PostgreSQL). */
+function dataDirHolderOf(config: Config): { pid: number; holder: string } | null {
+  if (config.databaseUrl) return null;
+  try {
+    const lock = JSON.parse(readFileSync(join(config.dataDir, 'assent.lock'), 'utf8')) as { pid?: number; holder?: string };
+    return lock.pid ? { pid: lock.pid, holder: lock.holder ?? 'cli' } : null;
+  } catch {
+    return null;
+  }
 }
 
 const JSON_OPTION: OptionSpec = { type: 'boolean', help: 'print the result as JSON on standard output' };
@@ -246,6 +266,141 @@ export const COMMANDS: Command[] = [
         data: report,
         exitCode: b ? 1 : 0,
       };
+    },
+  },
+  {
+    name: 'store copy',
+    args: [],
+    summary: 'Copy the embedded store (DATA_DIR) into a new, empty PostgreSQL database',
+    description:
+      'Copies every table of the embedded store in DATA_DIR, every row as stored (audit entries keep their\n' +
+      'hashes), into the PostgreSQL database --to names. The target is migrated first and must be empty;\n' +
+      "its user must own the tables (the user that ran the migrations: use a new database). After the copy\n" +
+      "each table's rows are counted on both sides and every organization's audit chain is verified on the\n" +
+      'target; any difference fails the copy (exit 1) and, before the commit, leaves the target empty.\n' +
+      'Stop the server first (the data directory must be free), then serve the copy:\n' +
+      '  assent store copy --to postgres://assent:secret@db.internal:5432/assent\n' +
+      '  DATABASE_URL=postgres://assent:secret@db.internal:5432/assent npm start',
+    options: {
+      to: { type: 'string', value: 'postgres://USER:PASSWORD@HOST:5432/DB', required: true, help: 'the target database (required)' },
+      json: { ...JSON_OPTION, help: 'print {tables: [{table, rows}], organizations: [{slug, entries, head}]}' },
+    },
+    check({ options }) {
+      if (!/^postgres(ql)?:\/\//.test(options.to as string)) throw new UsageError('--to takes a PostgreSQL URL: postgres://USER:PASSWORD@HOST:5432/DB');
+    },
+    async execute({ options }, { db, config }) {
+      if (config.databaseUrl || db.kind !== 'pglite') {
+        throw new UsageError('store copy copies the embedded store in DATA_DIR: unset DATABASE_URL (to move between PostgreSQL servers, use pg_dump and pg_restore; docs/operations.md)');
+      }
+      // Handed to a running server (the control socket), the copy would miss what is written after it.
+      if (dataDirHolderOf(config)?.holder === 'server') {
+        throw new UsageError('store copy needs the data directory to itself: stop the server first (assent stop, or SIGTERM), then copy; writes after a copy would not be in it');
+      }
+      const to = options.to as string;
+      let target;
+      try {
+        target = await openDatabase({ databaseUrl: to, dataDir: '', rls: config.rls, poolSize: 2, readLanes: 1 });
+      } catch (e) {
+        if (e instanceof StoreUnavailableError) throw new StoreUnavailableError(e.message.replaceAll('DATABASE_URL', '--to'));
+        throw e;
+      }
+      try {
+        await migrate(target, { checkTenantRole: config.rls });
+        const orgs = await db.system.query<{ id: string; slug: string }>('select id, slug from organizations order by slug');
+        const before = new Map<string, Awaited<ReturnType<typeof verifyAuditChain>>>();
+        for (const org of orgs) before.set(org.id, await verifyAuditChain(db, org.id));
+        const tables = await copyStore(db, target, { onTable: (t) => process.stderr.write(`assent: copied ${t.table} (${t.rows} rows)\n`) });
+        const organizations = [];
+        for (const org of orgs) {
+          const source = before.get(org.id)!;
+          const copied = await verifyAuditChain(target, org.id);
+          if (copied.ok !== source.ok || copied.entries !== source.entries || copied.head?.hash !== source.head?.hash) {
+            throw new StoreCopyError(
+              `The audit chain of ${org.slug} differs on the target (source: ${source.entries} entries, head ${source.head?.hash ?? 'none'}; target: ${copied.entries} entries, head ${copied.head?.hash ?? 'none'}${copied.broken ? `, broken at ${copied.broken.seq}: ${copied.broken.reason}` : ''}). Drop the target database before trying again.`,
+            );
+          }
+          organizations.push({ slug: org.slug, entries: copied.entries, head: copied.head?.hash ?? null, ok: copied.ok });
+        }
+        const broken = organizations.filter((o) => !o.ok).map((o) => o.slug);
+        const rows = tables.reduce((n, t) => n + t.rows, 0);
+        return {
+          human:
+            columns([['TABLE', 'ROWS'], ...tables.map((t) => [t.table, String(t.rows)])]) +
+            `\n\nCopied ${rows} rows in ${tables.length} tables; counts match on both sides. ` +
+            `Audit chains of ${organizations.length} organization${organizations.length === 1 ? '' : 's'} verified on the target, heads as in the source.` +
+            (broken.length ? `\nWarning: the audit chains of ${broken.join(', ')} were already broken in the source and were copied as they are (assent audit verify names the entry).` : '') +
+            `\nNext: stop using DATA_DIR and start the server with DATABASE_URL set to the target.`,
+          data: { tables, organizations },
+        };
+      } finally {
+        await target.close();
+      }
+    },
+  },
+  {
+    name: 'backup',
+    args: [],
+    summary: 'Write a consistent copy of the embedded store to a file, while the server runs or not',
+    description:
+      'Writes the embedded store (DATA_DIR) to FILE as a gzipped tarball, readable by its owner only. When a\n' +
+      'server holds the data directory, it writes the backup itself (the command travels over the control\n' +
+      'socket), between two uses of its one database connection: requests wait for the few seconds it\n' +
+      'takes. Refused when FILE exists. Restore it with assent restore FILE into an empty DATA_DIR.\n' +
+      'For PostgreSQL use pg_dump (docs/operations.md, "Backups").',
+    options: {
+      out: { type: 'string', value: 'FILE', required: true, help: 'the file to write (must not exist)' },
+      json: { ...JSON_OPTION, help: 'print {file, bytes, organizations}' },
+    },
+    check(input) {
+      // The server may run the command in another working directory.
+      input.options.out = resolve(input.options.out as string);
+    },
+    async execute({ options }, { db }) {
+      if (db.kind !== 'pglite') throw new UsageError('assent backup copies the embedded store; for PostgreSQL use pg_dump (docs/operations.md, "Backups")');
+      const [orgs] = await db.system.query<{ n: string | number }>('select count(*) as n from organizations');
+      const written = await writeBackup(db, options.out as string);
+      const organizations = Number(orgs!.n);
+      return {
+        human: `Wrote ${written.file} (${written.bytes} bytes, ${organizations} organization${organizations === 1 ? '' : 's'}). Restore: DATA_DIR=/new/empty/dir assent restore ${written.file}`,
+        data: { ...written, organizations },
+      };
+    },
+  },
+  {
+    name: 'restore',
+    args: ['file'],
+    summary: 'Restore a backup into an empty data directory',
+    description:
+      'Unpacks a file assent backup wrote into DATA_DIR, which must be missing or empty (a restore never\n' +
+      "replaces a store), applies this version's migrations, and verifies every organization's audit chain.\n" +
+      'Exit 1 when the directory is not empty, the file is not a backup, or a chain does not verify.\n' +
+      'For PostgreSQL use pg_restore (docs/operations.md, "Backups").',
+    options: { json: { ...JSON_OPTION, help: 'print {data_dir, bytes, organizations: [{slug, entries, ok}]}' } },
+    async standalone({ args: [file] }, config) {
+      if (config.databaseUrl) throw new UsageError('assent restore restores the embedded store into DATA_DIR: unset DATABASE_URL (for PostgreSQL use pg_restore; docs/operations.md)');
+      const path = resolve(file!);
+      if (!existsSync(path)) throw new UsageError(`${path}: no such file`);
+      const { bytes } = await restoreBackup(path, config.dataDir);
+      const store = await openStore(config, 'cli');
+      try {
+        const orgs = await store.db.system.query<{ id: string; slug: string }>('select id, slug from organizations order by slug');
+        const organizations = [];
+        for (const org of orgs) {
+          const report = await verifyAuditChain(store.db, org.id);
+          organizations.push({ slug: org.slug, entries: report.entries, ok: report.ok });
+        }
+        const broken = organizations.filter((o) => !o.ok).map((o) => o.slug);
+        return {
+          human:
+            `Restored ${path} into ${config.dataDir}: ${organizations.length} organization${organizations.length === 1 ? '' : 's'}` +
+            (store.migration.applied.length ? `, migrated (${store.migration.applied.join(', ')})` : '') +
+            (broken.length ? `. The audit chains of ${broken.join(', ')} do NOT verify (assent audit verify names the entry).` : '; every audit chain verifies.'),
+          data: { data_dir: config.dataDir, bytes, organizations },
+          exitCode: broken.length ? 1 : 0,
+        };
+      } finally {
+        await store.close();
+      }
     },
   },
   {

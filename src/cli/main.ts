@@ -8,6 +8,8 @@ import { openStore } from '../platform/db/store.js';
 import { DataDirBusyError } from '../platform/db/data-dir-lock.js';
 import { StoreUnavailableError } from '../platform/db/connection-errors.js';
 import { TenantRoleError } from '../platform/db/tenant-role.js';
+import { StoreCopyError } from '../platform/db/copy.js';
+import { BackupError } from '../platform/db/backup.js';
 import { AppError } from '../platform/http/errors.js';
 import { systemClock } from '../platform/clock.js';
 import { createAccountsService, createUserService } from '../features/accounts/index.js';
@@ -116,12 +118,12 @@ async function run(argv: string[], config: () => Config): Promise<number> {
   const input: CommandInput = { args, options };
   command.check?.(input);
 
-  if (!command.execute) {
+  if (!command.execute && !command.standalone) {
     await serve(config());
     return 0;
   }
   if (options['password-stdin']) input.password = await readPassword();
-  const result = await executeHere(command, input, config());
+  const result = command.standalone ? await command.standalone(input, config()) : await executeHere(command, input, config());
   process.stdout.write(options.json ? JSON.stringify(result.data, null, 2) + '\n' : result.human + '\n');
   return result.exitCode ?? 0;
 }
@@ -136,7 +138,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stderr.write(`assent: ${(e as Error).message}\n`);
       return 2;
     }
-    if (e instanceof AppError || e instanceof ConfigError || e instanceof DataDirBusyError || e instanceof StoreUnavailableError || e instanceof TenantRoleError) {
+    if (e instanceof AppError || e instanceof ConfigError || e instanceof DataDirBusyError || e instanceof StoreUnavailableError || e instanceof TenantRoleError || e instanceof StoreCopyError || e instanceof BackupError) {
       process.stderr.write(`assent: ${e.message}\n`);
       return 1;
     }

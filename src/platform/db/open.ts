@@ -154,8 +154,24 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
         return direct.query<T>(text, params);
       });
     },
+    dumpDataDir: () =>
+      oneAtATime(async () => {
+        await asOwner();
+        await simpleQuery(pg, 'checkpoint');
+        return pg.dumpDataDir('gzip');
+      }),
     close: () => oneAtATime(() => pg.close()),
   };
+}
+
+/**
+ * Unpacks a tarball that dumpDataDir made into dataDir, which must hold no files (PGlite refuses a
+ * directory that already holds a database), and closes it again: the next open finds the store as it was.
+ */
+export async function loadDataDir(dataDir: string, tarball: Blob): Promise<void> {
+  mkdirSync(dataDir, { recursive: true });
+  const pg = await PGlite.create(dataDir, { loadDataDir: tarball });
+  await pg.close();
 }
 
 type Sql = postgres.Sql;

@@ -34,5 +34,11 @@ export interface Database {
    * down are lost, so a listener forgets what it cached then. A lost connection is retried every second.
    */
   listen?(channel: string, onMessage: (payload: string) => void, onConnect: () => void): Promise<{ close(): Promise<void> }>;
+  /**
+   * PGlite only: the data directory as a gzipped tarball, taken after a CHECKPOINT between two uses of
+   * the one connection (no transaction open, nothing written meanwhile): a consistent copy of the store
+   * while the process serves. `assent backup` writes it; `assent restore` loads it (PGlite loadDataDir).
+   */
+  dumpDataDir?(): Promise<Blob>;
   close(): Promise<void>;
 }

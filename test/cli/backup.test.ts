@@ -1,0 +1,125 @@
+// Backups (issue 19 item 5), with real processes. The embedded store (pglite project): `assent backup`
+// writes a copy, `assent restore` unpacks it into an empty data directory, and a server on the restored
+// directory answers every GET of the list as the original did; a restore over a store is refused.
+// PostgreSQL (postgres project): the commands docs/operations.md gives, pg_dump --format=custom and
+// pg_restore into a new database, and a server on the restored database answers the same, its audit
+// chains verifying with the original heads.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { createScratchPostgres, storeKind } from '../support/store.js';
+import { cliJson, killServers, runCli, startServer } from './child.js';
+import { answers, call, createOrg, ok, seedOrg, type SeededOrg } from './seed.js';
+
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 120_000 });
+
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'assent-backup-'));
+});
+afterAll(async () => {
+  await killServers();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe.runIf(storeKind() === 'pglite')('assent backup and assent restore (embedded store)', () => {
+  test('a backup restored into an empty directory serves the same answers; a restore over a store is refused', async () => {
+    const env = { DATA_DIR: join(scratch, 'original') };
+    const orgs: SeededOrg[] = [await createOrg(env)];
+    const server = await startServer(env, 60_000);
+    await seedOrg(server, orgs[0]!);
+    expect(await server.stop()).toBe(0);
+
+    const file = join(scratch, 'assent.backup');
+    const backup = await cliJson(['backup', '--out', file], env);
+    expect(backup).toMatchObject({ file, organizations: 1 });
+    expect(statSync(file).size).toBe(backup.bytes);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // A backup never overwrites a file.
+    const twice = await runCli(['backup', '--out', file], env);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain('exists: give a new file name');
+
+    const restoredEnv = { DATA_DIR: join(scratch, 'restored') };
+    const restore = await cliJson(['restore', file], restoredEnv);
+    expect(restore.organizations).toEqual([expect.objectContaining({ slug: orgs[0]!.slug, ok: true })]);
+    expect(restore.organizations[0].entries).toBeGreaterThan(5);
+    // The server's lock and socket are not part of a store.
+    expect(readdirSync(restoredEnv.DATA_DIR)).not.toContain('assent.lock');
+
+    // The original and the restored store, each served: the same answers (in the same order, so the
+    // key's last_used_at is what the original wrote when it stopped).
+    const original = await startServer(env, 60_000);
+    const restored = await startServer(restoredEnv, 60_000);
+    const before = await answers(original, orgs);
+    const after = await answers(restored, orgs);
+    expect(after.map(([what, status]) => `${what} ${status}`)).toEqual(before.map(([what, status]) => `${what} ${status}`));
+    for (let i = 0; i < before.length; i++) expect(after[i], before[i]![0]).toEqual(before[i]);
+    expect(before.filter(([, status]) => status !== 200)).toEqual([]);
+    expect(await restored.stop()).toBe(0);
+    expect(await original.stop()).toBe(0);
+
+    // Over a store (the original directory), or into a directory with anything in it: refused, unchanged.
+    const over = await runCli(['restore', file], env);
+    expect(over.code).toBe(1);
+    expect(over.stderr).toMatch(/^assent: The data directory .* is not empty .*restore into a new, empty directory/);
+    const other = join(scratch, 'not-empty');
+    execFileSync('mkdir', ['-p', other]);
+    writeFileSync(join(other, 'notes.txt'), 'mine');
+    const intoOther = await runCli(['restore', file], { DATA_DIR: other });
+    expect(intoOther.code).toBe(1);
+    expect(readdirSync(other)).toEqual(['notes.txt']);
+
+    // Not a backup: refused, and the empty directory stays empty.
+    const junk = join(scratch, 'junk.backup');
+    writeFileSync(junk, 'not a tarball');
+    const fresh = join(scratch, 'fresh');
+    const bad = await runCli(['restore', junk], { DATA_DIR: fresh });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('could not be restored');
+    expect(existsSync(fresh) ? readdirSync(fresh) : []).toEqual([]);
+  });
+});
+
+describe.runIf(storeKind() === 'postgres')('pg_dump and pg_restore (PostgreSQL), as docs/operations.md gives them', () => {
+  test('a dump restored into a new database serves the same answers and its audit chains verify', async () => {
+    const original = await createScratchPostgres();
+    const copy = await createScratchPostgres();
+    try {
+      const env = { DATABASE_URL: original.url };
+      const orgs: SeededOrg[] = [await createOrg(env), await createOrg(env)];
+      const server = await startServer(env, 60_000);
+      for (const t of orgs) await seedOrg(server, t);
+      const heads = await Promise.all(orgs.map((t) => cliJson(['audit', 'verify', t.slug], env)));
+      expect(await server.stop()).toBe(0);
+
+      const dump = join(scratch, 'assent.dump');
+      execFileSync('pg_dump', ['--format=custom', `--file=${dump}`, original.url]);
+      execFileSync('pg_restore', ['--exit-on-error', `--dbname=${copy.url}`, dump]);
+
+      const migrate = await cliJson(['migrate'], { DATABASE_URL: copy.url });
+      expect(migrate.applied).toEqual([]);
+      const again = await startServer(env, 60_000);
+      const restored = await startServer({ DATABASE_URL: copy.url }, 60_000);
+      const before = await answers(again, orgs);
+      const after = await answers(restored, orgs);
+      expect(await again.stop()).toBe(0);
+      expect(after.map(([what, status]) => `${what} ${status}`)).toEqual(before.map(([what, status]) => `${what} ${status}`));
+      for (let i = 0; i < before.length; i++) expect(after[i], before[i]![0]).toEqual(before[i]);
+      expect(before.filter(([, status]) => status !== 200)).toEqual([]);
+      // The restored database takes writes: a new ticket, chained after the restored audit entries.
+      await ok(call(restored, orgs[0]!, 'POST', '/grievance', { body: { client_user_id: 'u-9', subject: 'After the restore', description: 'x', category: 'other' } }), 'POST after restore');
+      expect(await restored.stop()).toBe(0);
+      for (let i = 0; i < orgs.length; i++) {
+        const verified = await cliJson(['audit', 'verify', orgs[i]!.slug], { DATABASE_URL: copy.url });
+        expect(verified.ok).toBe(true);
+        expect(verified.entries).toBe(heads[i].entries + (i === 0 ? 1 : 0));
+      }
+    } finally {
+      await original.drop();
+      await copy.drop();
+    }
+  });
+});
