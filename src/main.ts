@@ -69,14 +69,20 @@ export async function serve(config: Config): Promise<void> {
       process.exit(1);
     }, 10_000);
     force.unref();
+    // Connections kept alive (a load balancer's, a client pool's) that go idle once their request in
+    // flight is answered are closed as they do: Node closes only those idle when the close starts, and
+    // the rest would hold the close until the 10 s limit (the store then not closed cleanly).
+    const idle = setInterval(() => app.server.closeIdleConnections(), 50);
     try {
       await control?.close();
       await app.close();
+      clearInterval(idle);
       await metrics?.close();
       await store.close();
       app.log.info('stopped cleanly');
       process.exitCode = 0;
     } catch (err) {
+      clearInterval(idle);
       app.log.error({ err }, 'shutdown failed');
       process.exitCode = 1;
     }

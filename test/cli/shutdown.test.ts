@@ -110,8 +110,15 @@ test('SIGTERM under load: every accepted request is answered, the server exits 0
   agent.destroy();
 
   expect(signalled).toBe(true);
-  expect(code).toBe(0);
-  expect(server.logs.map((l) => l.msg)).toContain('stopped cleanly');
+  const tally = (list: Outcome[]) => {
+    const counts: Record<string, number> = {};
+    for (const o of list) counts[`${o.status ?? o.error}${o.afterSignal ? ' after the signal' : ''}`] = (counts[`${o.status ?? o.error}${o.afterSignal ? ' after the signal' : ''}`] ?? 0) + 1;
+    return JSON.stringify(counts);
+  };
+  const problems = () =>
+    tally(outcomes) + '\n' + server.logs.slice(-40).map((l) => JSON.stringify(l)).join('\n') + server.stderr();
+  expect(code, problems()).toBe(0);
+  expect(server.logs.map((l) => l.msg), problems()).toContain('stopped cleanly');
   // Never an error answer: 201, or 503 for a request that reached a kept-alive connection after the close.
   const statuses = new Set(outcomes.filter((o) => o.status !== undefined).map((o) => o.status));
   expect([...statuses].filter((s) => s !== 201 && s !== 503)).toEqual([]);
