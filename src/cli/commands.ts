@@ -11,8 +11,9 @@ import { copyStore, StoreCopyError } from '../platform/db/copy.js';
 import { StoreUnavailableError } from '../platform/db/connection-errors.js';
 import { restoreBackup, writeBackup } from '../platform/db/backup.js';
 import { openStore } from '../platform/db/store.js';
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { dataDirHolder } from '../platform/db/data-dir-lock.js';
 import type { Database } from '../platform/db/types.js';
 
 export class UsageError extends Error {}
@@ -63,21 +64,10 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Refuses option combinations the parser cannot (throws UsageError). */
   check?(input: CommandInput): void;
-  /** Runs the command on the services (not set for serve, which main.ts runs itself). */
+  /** Runs the command on the services (not set for serve and stop, which main.ts runs itself). */
   execute?(input: CommandInput, ctx: CommandContext): Promise<CommandOutput>;
   /** Instead of execute: runs in the CLI's process without the store opened for it (restore makes the store). */
   standalone?(input: CommandInput, config: Config): Promise<CommandOutput>;
-}
-
-/** The process holding the embedded store's data directory, from its lock file (null: none, or PostgreSQL). */
-function dataDirHolderOf(config: Config): { pid: number; holder: string } | null {
-  if (config.databaseUrl) return null;
-  try {
-    const lock = JSON.parse(readFileSync(join(config.dataDir, 'assent.lock'), 'utf8')) as { pid?: number; holder?: string };
-    return lock.pid ? { pid: lock.pid, holder: lock.holder ?? 'cli' } : null;
-  } catch {
-    return null;
-  }
 }
 
 const JSON_OPTION: OptionSpec = { type: 'boolean', help: 'print the result as JSON on standard output' };
@@ -293,7 +283,7 @@ export const COMMANDS: Command[] = [
         throw new UsageError('store copy copies the embedded store in DATA_DIR: unset DATABASE_URL (to move between PostgreSQL servers, use pg_dump and pg_restore; docs/operations.md)');
       }
       // Handed to a running server (the control socket), the copy would miss what is written after it.
-      if (dataDirHolderOf(config)?.holder === 'server') {
+      if (!config.databaseUrl && dataDirHolder(config.dataDir)?.holder === 'server') {
         throw new UsageError('store copy needs the data directory to itself: stop the server first (assent stop, or SIGTERM), then copy; writes after a copy would not be in it');
       }
       const to = options.to as string;
@@ -421,6 +411,17 @@ export const COMMANDS: Command[] = [
       'Starts the server: the API, the dashboard and the consent pages of every organization, on PORT\n' +
       '(3000). It migrates the store first. SIGTERM or SIGINT (Ctrl-C) stops it after in-flight requests.',
     options: {},
+  },
+  {
+    name: 'stop',
+    args: [],
+    summary: 'Stop the server running on the data directory (embedded store)',
+    description:
+      'Asks the server that holds DATA_DIR to stop, over its control socket (DATA_DIR/assent.sock; SIGTERM\n' +
+      'to the pid in DATA_DIR/assent.lock when the socket does not answer), and waits until it has finished\n' +
+      'its in-flight requests and released the directory (at most 20 s). Exit 0 also when no server runs.\n' +
+      'With DATABASE_URL, stop the server with SIGTERM or Ctrl-C (npm start passes both on) instead.',
+    options: { json: { ...JSON_OPTION, help: 'print {stopped, pid}' } },
   },
 ];
 
