@@ -1,5 +1,5 @@
 // `assent backup` and `assent restore` for the embedded store. A backup is PGlite's own dump of the data
-// directory (a gzipped tarball, taken between two uses of the one connection after a CHECKPOINT: see
+// directory (a gzipped tarball of the data directory, read between two uses of the one connection after a CHECKPOINT: see
 // Database.dumpDataDir), so it can be taken while the server runs: the CLI hands the command to the
 // running server over its control socket and the server writes the file. A restore unpacks it into an
 // empty data directory. PostgreSQL has pg_dump and pg_restore (docs/operations.md).
@@ -7,13 +7,12 @@ import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadDataDir } from './open.js';
+import { PROCESS_FILES } from './tar.js';
 import type { Database } from './types.js';
 
 /** A backup or restore refused, or failed; the message says why and what to do. */
 export class BackupError extends Error {}
 
-/** Files of the running process that live in DATA_DIR beside the database: never restored. */
-const PROCESS_FILES = ['assent.lock', 'assent.sock'];
 
 /** Writes the store's dump to `out` (an absolute path that must not exist yet), owner-readable only. */
 export async function writeBackup(db: Database, out: string): Promise<{ file: string; bytes: number }> {
@@ -46,12 +45,13 @@ export async function restoreBackup(file: string, dataDir: string): Promise<{ by
   }
   const bytes = await readFile(file);
   try {
-    await loadDataDir(dataDir, new Blob([bytes]));
+    await loadDataDir(dataDir, new Blob([bytes as unknown as BlobPart], { type: 'application/x-gzip' }));
   } catch (e) {
     // Leave no half-unpacked store behind: the directory was empty.
     for (const entry of existsSync(dataDir) ? readdirSync(dataDir) : []) rmSync(join(dataDir, entry), { recursive: true, force: true });
     throw new BackupError(`${file} could not be restored (${(e as Error).message}): is it a file assent backup wrote?`);
   }
+  // Backups made by PGlite's own dump (or an older version) may carry them.
   for (const name of PROCESS_FILES) rmSync(join(dataDir, name), { force: true });
   return { bytes: bytes.length };
 }

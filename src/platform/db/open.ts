@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import type { Database, Queryable, ScriptRunner } from './types.js';
 import { simpleQuery } from './pglite-simple-query.js';
+import { tarDirectory } from './tar.js';
 import { describeConnectionFailure, StoreUnavailableError } from './connection-errors.js';
 import { TENANT_ROLE } from './tenant-role.js';
 
@@ -157,8 +158,10 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
     dumpDataDir: () =>
       oneAtATime(async () => {
         await asOwner();
+        if (dataDir.startsWith('memory://')) throw new Error('an in-memory store has no data directory to back up');
+        // Nothing runs on the one connection until the tarball is read: the files hold the checkpoint.
         await simpleQuery(pg, 'checkpoint');
-        return pg.dumpDataDir('gzip');
+        return new Blob([(await tarDirectory(dataDir)) as unknown as BlobPart], { type: 'application/x-gzip' });
       }),
     close: () => oneAtATime(() => pg.close()),
   };
@@ -170,7 +173,7 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
  */
 export async function loadDataDir(dataDir: string, tarball: Blob): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir, { loadDataDir: tarball });
+  const pg = await PGlite.create(dataDir, { loadDataDir: tarball.type ? tarball : new Blob([tarball], { type: 'application/x-gzip' }) });
   await pg.close();
 }
 

@@ -35,9 +35,10 @@ export interface Database {
    */
   listen?(channel: string, onMessage: (payload: string) => void, onConnect: () => void): Promise<{ close(): Promise<void> }>;
   /**
-   * PGlite only: the data directory as a gzipped tarball, taken after a CHECKPOINT between two uses of
-   * the one connection (no transaction open, nothing written meanwhile): a consistent copy of the store
-   * while the process serves. `assent backup` writes it; `assent restore` loads it (PGlite loadDataDir).
+   * PGlite only: the data directory as a gzipped tarball (src/platform/db/tar.ts), read after a CHECKPOINT
+   * between two uses of the one connection (no transaction open, nothing written meanwhile): a consistent
+   * copy of the store while the process serves. `assent backup` writes it; `assent restore` loads it
+   * (PGlite's loadDataDir).
    */
   dumpDataDir?(): Promise<Blob>;
   close(): Promise<void>;
