@@ -116,9 +116,14 @@ async function run(argv: string[], config: () => Config): Promise<number> {
   const input: CommandInput = { args, options };
   command.check?.(input);
 
-  if (!command.execute) {
+  if (!command.execute && !command.offline) {
     await serve(config());
     return 0;
+  }
+  if (command.offline) {
+    const result = await command.offline(input);
+    process.stdout.write(options.json ? JSON.stringify(result.data, null, 2) + '\n' : result.human + '\n');
+    return result.exitCode ?? 0;
   }
   if (options['password-stdin']) input.password = await readPassword();
   const result = await executeHere(command, input, config());
