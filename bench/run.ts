@@ -443,7 +443,56 @@ function endpoints(data: BenchData): Endpoint[] {
       },
     });
   }
+  if (c) list.push(...principalEndpoints(c));
   return list;
+}
+
+/**
+ * A data principal's own API with their `dpt_` token (issue 15 item 9): the service mints a token for each
+ * bench person once each time it starts; the baseline takes no credentials and reads the person from
+ * X-Bench-Dp-Id (sent to both; the service ignores it and acts for the token's person).
+ */
+function principalEndpoints(c: NonNullable<BenchData['consent']>): Endpoint[] {
+  const p = c.principals;
+  const tokens = new Map<string, string>();
+  const prepare = async (port: number, server: ServerKind) => {
+    if (server === 'baseline') return;
+    for (const dpId of p.dpIds) {
+      const r = await request(port, {
+        method: 'POST',
+        path: `/api/v1/data-principals/${dpId}/tokens`,
+        headers: { host: `${c.slug}.localhost`, 'x-api-key': c.adminKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ ttl_seconds: 3600 }),
+      });
+      if (r.status !== 201) throw new Error(`minting a token for ${dpId}: ${r.status} ${r.body.slice(0, 200)}`);
+      tokens.set(dpId, (JSON.parse(r.body) as { access_token: string }).access_token);
+    }
+  };
+  const who = (random: () => number) => {
+    const i = Math.floor(random() * p.dpIds.length);
+    const dpId = p.dpIds[i]!;
+    return { i, dpId, headers: { host: `${c.slug}.localhost`, authorization: `Bearer ${tokens.get(dpId) ?? 'none'}`, 'x-bench-dp-id': dpId } };
+  };
+  return [
+    {
+      name: 'GET /api/v1/me/consents (DP token)',
+      kind: 'read',
+      prepare,
+      build: (random) => ({ method: 'GET', path: '/api/v1/me/consents', ...who(random) }),
+    },
+    {
+      name: 'POST /api/v1/me/consents/{id} (DP token)',
+      kind: 'write',
+      prepare,
+      build: (random, n) => {
+        const { i, headers } = who(random);
+        // One of the points where this person already has a consent: the record changes their choices.
+        const point = p.points[(i + Math.floor(random() * p.perPerson)) % p.points.length]!;
+        const purposes = point.purposes.map((id, j) => ({ id, granted: j === 0 || (n + j) % 2 === 0 }));
+        return { method: 'POST', path: `/api/v1/me/consents/${point.id}`, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ purposes }) };
+      },
+    },
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------- load

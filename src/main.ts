@@ -31,6 +31,7 @@ export async function serve(config: Config): Promise<void> {
     // Stopped by app.close() (an onClose hook), before the store is closed.
     app.outbox.start();
     app.grievanceReminders.start();
+    app.grievanceOverdue.start();
     app.webhooks.start();
     app.idempotencyPurge.start();
   } catch (e) {
