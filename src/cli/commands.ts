@@ -3,6 +3,7 @@
 // process (the services on its own store) or inside a running server that holds the embedded store
 // (the control socket, src/cli/control-socket.ts), so both give the same answers.
 import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { checkRole, type AccountsService, type UserService } from '../features/accounts/index.js';
@@ -60,7 +61,7 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Refuses option combinations the parser cannot (throws UsageError). */
   check?(input: CommandInput): void;
-  /** Runs the command on the services (not set for serve, which main.ts runs itself). */
+  /** Runs the command on the services (not set for serve and stop, which main.ts runs itself). */
   execute?(input: CommandInput, ctx: CommandContext): Promise<CommandOutput>;
   /** Runs the command without a store or configuration (export verify: nothing but a file). */
   offline?(input: CommandInput): Promise<CommandOutput>;
@@ -268,6 +269,10 @@ export const COMMANDS: Command[] = [
       out: { type: 'string', value: 'FILE', required: true, help: 'where to write the archive, e.g. acme-export.tar.gz (required)' },
       json: { ...JSON_OPTION, help: 'print {file, bytes, manifest_sha256, rows}' },
     },
+    check({ options }) {
+      // Absolute here: a server holding the embedded store runs the command in its own directory.
+      options.out = resolvePath(options.out as string);
+    },
     async execute({ args: [slug], options }, { db, accounts }) {
       const org = await accounts.organizationBySlug(slug!);
       const out = options.out as string;
@@ -331,6 +336,17 @@ export const COMMANDS: Command[] = [
       'Starts the server: the API, the dashboard and the consent pages of every organization, on PORT\n' +
       '(3000). It migrates the store first. SIGTERM or SIGINT (Ctrl-C) stops it after in-flight requests.',
     options: {},
+  },
+  {
+    name: 'stop',
+    args: [],
+    summary: 'Stop the server running on the data directory (embedded store)',
+    description:
+      'Asks the server that holds DATA_DIR to stop, over its control socket (DATA_DIR/assent.sock; SIGTERM\n' +
+      'to the pid in DATA_DIR/assent.lock when the socket does not answer), and waits until it has finished\n' +
+      'its in-flight requests and released the directory (at most 20 s). Exit 0 also when no server runs.\n' +
+      'With DATABASE_URL, stop the server with SIGTERM or Ctrl-C (npm start passes both on) instead.',
+    options: { json: { ...JSON_OPTION, help: 'print {stopped, pid}' } },
   },
 ];
 
