@@ -1,5 +1,6 @@
 // buildApp: the one composition root. Platform plugins first, then each feature's routes, wired by hand.
 import { createReminderScheduler } from './features/grievances/reminders.js';
+import { createOverdueScheduler } from './features/grievances/overdue.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Database } from './platform/db/types.js';
@@ -240,6 +241,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const grievanceReminders = createReminderScheduler({ db, clock, log: app.log });
   app.addHook('onClose', () => grievanceReminders.stop());
   app.decorate('grievanceReminders', grievanceReminders);
+  // Started by main.ts likewise: grievance.overdue events, each lateness once whichever process sees it.
+  const grievanceOverdue = createOverdueScheduler({ db, clock, log: app.log });
+  app.addHook('onClose', () => grievanceOverdue.stop());
+  app.decorate('grievanceOverdue', grievanceOverdue);
   registerAudit(app, { db, clock });
   // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
   const webhookSecrets = secretBox(config.secretKey);
@@ -274,6 +279,8 @@ declare module 'fastify' {
     outbox: OutboxWorker;
     /** The daily grievance reminders (features/grievances/reminders.ts). */
     grievanceReminders: ReturnType<typeof createReminderScheduler>;
+    /** The grievance.overdue events (features/grievances/overdue.ts). */
+    grievanceOverdue: ReturnType<typeof createOverdueScheduler>;
     /** Sends pending webhook deliveries. */
     webhooks: WebhookWorker;
     /** Every route registered after the access hook, with its declared access rule. */

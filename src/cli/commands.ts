@@ -56,7 +56,7 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Refuses option combinations the parser cannot (throws UsageError). */
   check?(input: CommandInput): void;
-  /** Runs the command on the services (not set for serve, which main.ts runs itself). */
+  /** Runs the command on the services (not set for serve and stop, which main.ts runs itself). */
   execute?(input: CommandInput, ctx: CommandContext): Promise<CommandOutput>;
 }
 
@@ -266,6 +266,17 @@ export const COMMANDS: Command[] = [
       'Starts the server: the API, the dashboard and the consent pages of every organization, on PORT\n' +
       '(3000). It migrates the store first. SIGTERM or SIGINT (Ctrl-C) stops it after in-flight requests.',
     options: {},
+  },
+  {
+    name: 'stop',
+    args: [],
+    summary: 'Stop the server running on the data directory (embedded store)',
+    description:
+      'Asks the server that holds DATA_DIR to stop, over its control socket (DATA_DIR/assent.sock; SIGTERM\n' +
+      'to the pid in DATA_DIR/assent.lock when the socket does not answer), and waits until it has finished\n' +
+      'its in-flight requests and released the directory (at most 20 s). Exit 0 also when no server runs.\n' +
+      'With DATABASE_URL, stop the server with SIGTERM or Ctrl-C (npm start passes both on) instead.',
+    options: { json: { ...JSON_OPTION, help: 'print {stopped, pid}' } },
   },
 ];
 
