@@ -7,6 +7,7 @@ import { createAccountsService, createUserService } from '../src/features/accoun
 import { GRIEVANCE_CATEGORIES, GRIEVANCE_STATUSES } from '../src/features/grievances/index.js';
 import { RELATIONSHIPS } from '../src/features/nominees/index.js';
 import { seedConsentLinks } from './seed-consent.js';
+import { seedPrincipals, type BenchPrincipals } from './seed-me.js';
 
 export interface BenchSeedOptions {
   orgs: number;
@@ -41,6 +42,8 @@ export interface BenchData {
     /** An owner of the organization, for the Bearer-authenticated requests (log in first). */
     owner: { email: string; password: string };
     links: number;
+    /** Data principals with consents on record there, for the /api/v1/me/consents load (bench/seed-me.ts). */
+    principals: BenchPrincipals;
   } | null;
   counts: { orgs: number; grievances: number; statusChanges: number; nominees: number; links: number };
   seconds: { orgs: number; grievances: number; nominees: number; links: number; total: number };
@@ -184,7 +187,14 @@ export async function seedBench(db: Database, o: BenchSeedOptions): Promise<Benc
     const users = createUserService({ db, clock: systemClock });
     const user = await users.createUser(owner);
     await users.addMember(orgs[0]!.id, user.id, 'owner');
-    consent = { slug, assetId: seeded.assetId, pointIds: seeded.pointIds, adminKey: admin.key, owner, links: o.links };
+    // One person per thousand links (50 at least, 1,000 at most), each with consents at 4 points.
+    const principals = await seedPrincipals(db, {
+      orgId: orgs[0]!.id,
+      slug,
+      pointIds: seeded.pointIds,
+      principals: Math.min(1_000, Math.max(50, Math.floor(o.links / 1_000))),
+    });
+    consent = { slug, assetId: seeded.assetId, pointIds: seeded.pointIds, adminKey: admin.key, owner, links: o.links, principals };
   }
   const t4 = performance.now();
   if (o.links > 0) log(`${o.links.toLocaleString('en-US')} consent links in one asset of ${orgs[0]!.slug} (${((t4 - t3) / 1000).toFixed(1)} s)`);

@@ -159,7 +159,7 @@ test('§1 X-Forwarded-Host is ignored unless TRUST_PROXY is set', async () => {
   // Addressed to b's host, forwarded for a's: without TRUST_PROXY the Host decides, and a's key is not b's.
   const res = await t.call({ method: 'GET', url: '/grievance/user/u', org: b, key: a.key, headers: { 'x-forwarded-host': a.host } });
   expect(res.statusCode).toBe(401);
-  const proxied = await buildTestApp({ env: { TRUST_PROXY: 'true' } });
+  const proxied = await buildTestApp({ env: { TRUST_PROXY: '1' } });
   try {
     const b = await proxied.tenant(['grievances']);
     const ok = await proxied.call({ method: 'GET', url: '/grievance/user/u', org: 'proxy.internal', key: b.key, headers: { 'x-forwarded-host': b.host } });

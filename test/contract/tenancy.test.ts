@@ -136,6 +136,7 @@ const ROUTES: RouteCase[] = [
   },
   { method: 'PATCH', path: '/api/v1/members/:user_id', scope: null, bearer: OWNER_ADMIN, url: (f) => `/api/v1/members/${f.memberId}`, body: { role: 'admin' }, isolation: { notFound: 'Member not found' } },
   { method: 'DELETE', path: '/api/v1/members/:user_id', scope: null, bearer: OWNER_ADMIN, url: (f) => `/api/v1/members/${f.memberId}`, isolation: { notFound: 'Member not found' } },
+  { method: 'GET', path: '/api/v1/export', scope: null, bearer: ['owner'], url: () => '/api/v1/export' },
   { method: 'GET', path: '/api/v1/audit-log', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/audit-log', isolation: { empty: (b) => b.count } },
   // Data principals (contract §7); the routes that act for a data principal are walked in data-principals.test.ts.
   { method: 'PUT', path: '/api/v1/data-principals/:dp_id', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/data-principals/dp-1', body: { name: 'Asha' } },

@@ -1211,6 +1211,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/internal/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every banner (SDK)
+         * @description The organization's active collection points, each in the banner's shape (React Native 0.1.3's Rights Center reads its purposes from this list; later versions read `consent/user/{userId}`). `asset_id` keeps one asset's (an id that is no asset's: an empty list). At most 200. An `sdk` key, or a person's token. The SDK sends `Content-Type: application/json` and no body.
+         */
+        get: operations["getInternalConsent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/internal/consent/suppression": {
         parameters: {
             query?: never;
@@ -1380,7 +1400,7 @@ export interface paths {
         };
         /**
          * The person's nominees (SDK)
-         * @description Newest first; `relationship` as the SDK dropdown shows it (`Spouse`, ..., `Other`). The person's token only, for themselves.
+         * @description Newest first, as `GET /api/v1/me/nominees`; `relationship` as the SDK dropdown shows it (`Spouse`, ..., `Other`). The person's token only, and `userId` must be theirs (401 otherwise).
          */
         get: operations["getInternalNomineeUserByUserId"];
         put?: never;
@@ -1402,7 +1422,7 @@ export interface paths {
         put?: never;
         /**
          * Appoint a nominee (SDK)
-         * @description `{nominee_name, relationship (Spouse|Parent|Child|Sibling|Other), nominee_email, nominee_mobile, purpose_of_appointment ("" for none), client_user_id}`, checked as `POST /nominee` checks it; the nominee is the token's person's. Answers the whole nominee (201).
+         * @description `{nominee_name, relationship (Spouse|Parent|Child|Sibling|Other), nominee_email, nominee_mobile, purpose_of_appointment ("" for none), client_user_id}`: as `POST /api/v1/me/nominees`, for the token's person (`client_user_id`, when sent, must be theirs). Answers the whole nominee (201).
          */
         post: operations["postInternalNominee"];
         delete?: never;
@@ -1421,13 +1441,13 @@ export interface paths {
         get?: never;
         /**
          * Change a nominee (SDK)
-         * @description The SDK sends the whole form: the fields given replace the stored ones, and a blank or missing `purpose_of_appointment` clears it. `relationship` `Other` keeps a stored relationship the dropdown shows as `Other`. Only the person's own nominees (404 otherwise); the status stays the organization's. Answers the whole nominee.
+         * @description The SDK sends the whole form: as `PATCH /api/v1/me/nominees/{id}` with every field given, and a blank or missing `purpose_of_appointment` clears it. `relationship` `Other` keeps a stored relationship the dropdown shows as `Other`. Only the person's own nominees (404 otherwise); the status stays the organization's. Answers the whole nominee.
          */
         put: operations["putInternalNomineeById"];
         post?: never;
         /**
          * Remove a nominee (SDK)
-         * @description Only the person's own nominees (404 otherwise). The SDK sends `Content-Type: application/json` and no body. Answers JSON.
+         * @description As `DELETE /api/v1/me/nominees/{id}`: only the person's own nominees (404 otherwise). The SDK sends `Content-Type: application/json` and no body. Answers JSON.
          */
         delete: operations["deleteInternalNomineeById"];
         options?: never;
@@ -1444,7 +1464,7 @@ export interface paths {
         };
         /**
          * The person's tickets (SDK)
-         * @description Newest first; `category` as the SDK dropdown shows it (`Privacy Concern`, `Data Access`, `Other`, or the category in words). The person's token only, for themselves.
+         * @description Newest first, as `GET /api/v1/me/grievances`; `category` as the SDK dropdown shows it (`Privacy Concern`, `Data Access`, `Other`, or the category in words). The person's token only, and `userId` must be theirs (401 otherwise).
          */
         get: operations["getInternalGrievanceUserByUserId"];
         put?: never;
@@ -1466,7 +1486,7 @@ export interface paths {
         put?: never;
         /**
          * File a ticket (SDK)
-         * @description `{client_user_id, subject, category (Privacy Concern → complaint, Data Access → data_access, Other → other), description}`, checked as `POST /grievance` checks it; filed for the token's person. Answers the whole ticket (201).
+         * @description `{client_user_id, subject, category (Privacy Concern → complaint, Data Access → data_access, Other → other), description}`: as `POST /api/v1/me/grievances`, for the token's person (`client_user_id`, when sent, must be theirs). Answers the whole ticket (201).
          */
         post: operations["postInternalGrievance"];
         delete?: never;
@@ -1486,7 +1506,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for access to my data (SDK)
-         * @description `{user_id, subject?, description?}`: files a ticket with category `data_access` for the token's person. Answers the ticket (201).
+         * @description `{user_id, subject?, description?}`: files a ticket with category `data_access` for the token's person, as `POST /api/v1/me/grievances`. Answers the ticket (201).
          */
         post: operations["postInternalRightsRequestsAccessRequest"];
         delete?: never;
@@ -1506,9 +1526,33 @@ export interface paths {
         put?: never;
         /**
          * Ask for my data to be erased (SDK)
-         * @description `{user_id, reason?}`: files a ticket with category `erasure` for the token's person, the reason as its description. Answers the ticket (201).
+         * @description `{user_id, reason?}`: files a ticket with category `erasure` for the token's person, the reason as its description, as `POST /api/v1/me/grievances`. Answers the ticket (201).
          */
         post: operations["postInternalRightsRequestsDeletionRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/grievance/{ticketId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation on my ticket (SDK)
+         * @description As `GET /api/v1/me/grievances/{ticket_id}/messages`: every message, oldest first (`user`: the person, `agent`: the organization, `system`: status changes). Another person's ticket: 404. The person's token only. The SDKs poll this every 5 s (their WebSocket, `/ws/grievance/{ticketId}`, is not served: they fall back to polling).
+         */
+        get: operations["getInternalGrievanceMessagesByTicketId"];
+        put?: never;
+        /**
+         * Write on my ticket (SDK)
+         * @description `{sender: "user", message}` as both SDKs send it: as `POST /api/v1/me/grievances/{ticket_id}/messages`, appended with sender `user` (the token decides the sender; a `sender` in the body is not read). 1-5,000 characters. Another person's ticket: 404. Answers the whole message (201).
+         */
+        post: operations["postInternalGrievanceMessagesByTicketId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1551,6 +1595,26 @@ export interface paths {
          * @description Every change made through the API, newest first. Filters: `action`, `from`/`to` (inclusive, ISO 8601 with zone). `limit` 1-200 (default 50), `offset`. Entries are never changed or deleted. Owners and admins, or an `admin` key.
          */
         get: operations["getAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export for the regulator
+         * @description The organization's records in one gzipped tar, streamed as it is read: every consent record, every notice version, the consent links, every grievance ticket with its status history and messages, nominees, the audit log with its hash chain, the public signing keys (`jwks.json`), `export.json` (what the archive holds) and `MANIFEST.sha256` (the SHA-256 of every other file, as `sha256sum -c` reads it). `assent export verify FILE` checks an archive offline. Owners only: a Bearer token of an owner (another role: 403); API keys, even `admin` ones, are not accepted (401). The export is recorded in the audit log (`organization.exported`) before it starts, so the archive holds that entry.
+         */
+        get: operations["getExport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2794,6 +2858,23 @@ export interface components {
         SdkDeletionRequest: {
             [key: string]: unknown;
         };
+        /** SdkGrievanceMessage */
+        SdkGrievanceMessage: {
+            id: string;
+            /** @description user (the person), agent (the organization) or system (a status change) */
+            sender: string;
+            message: string;
+            created_at: string;
+            attachment_url: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SdkMessageInput */
+        SdkMessageInput: {
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** AuditEntry */
         AuditEntry: {
             /** Format: uuid */
@@ -2844,7 +2925,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent to this endpoint */
-            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
+            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
             description?: string | null;
         };
         /** WebhookEndpointWithSecret */
@@ -2853,7 +2934,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
+            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
             /** @description false after 3 days of failed deliveries (the owners are emailed), or when turned off; PATCH enabled: true turns it back on */
             enabled: boolean;
             disabled_reason: string | null;
@@ -2875,7 +2956,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
+            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
             /** @description false after 3 days of failed deliveries (the owners are emailed), or when turned off; PATCH enabled: true turns it back on */
             enabled: boolean;
             disabled_reason: string | null;
@@ -2898,7 +2979,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types sent to this endpoint */
-            events?: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
+            events?: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
             description?: string | null;
             /** @description true turns a disabled endpoint back on (its pending deliveries resume) */
             enabled?: boolean;
@@ -15967,6 +16048,136 @@ export interface operations {
             };
         };
     };
+    getInternalConsent: {
+        parameters: {
+            query?: {
+                asset_id?: string;
+            };
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "banner_id": "string",
+                     *         "collection_point": "string",
+                     *         "collectionPoint": "string",
+                     *         "version": "string",
+                     *         "name": "string",
+                     *         "description": "string",
+                     *         "purposes": [
+                     *           {
+                     *             "id": "string",
+                     *             "name": "string",
+                     *             "description": "string",
+                     *             "is_mandatory": true,
+                     *             "is_legitimate": true,
+                     *             "purpose_type": "string",
+                     *             "expiry_period": "string",
+                     *             "version": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SdkBanner"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postInternalConsentSuppression: {
         parameters: {
             query?: never;
@@ -18552,6 +18763,350 @@ export interface operations {
             };
         };
     };
+    getInternalGrievanceMessagesByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The ticket_id (GRV-…) the SDK lists */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "string",
+                     *         "sender": "string",
+                     *         "message": "string",
+                     *         "created_at": "string",
+                     *         "attachment_url": "string"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SdkGrievanceMessage"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInternalGrievanceMessagesByTicketId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The ticket_id (GRV-…) the SDK lists */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "message": "string"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SdkMessageInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "sender": "string",
+                     *       "message": "string",
+                     *       "created_at": "string",
+                     *       "attachment_url": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SdkGrievanceMessage"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getOrganizationRightsCenterSettings: {
         parameters: {
             query?: never;
@@ -19052,6 +19607,112 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive (`Content-Disposition: attachment; filename="<slug>-export-<UTC time>.tar.gz"`) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
                 };
             };
             /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */

@@ -108,12 +108,12 @@ export function tenantOf(request: FastifyRequest): TenantContext {
   return request.tenant;
 }
 
+/**
+ * The host the client asked for. Behind trusted proxies (TRUST_PROXY), Fastify reads X-Forwarded-Host
+ * only when the connection comes from a trusted proxy, and takes its last entry (the one our proxy set).
+ */
 export function hostOf(request: FastifyRequest, trustProxy: boolean): string | undefined {
-  if (trustProxy) {
-    const forwarded = request.headers['x-forwarded-host'];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-    if (first) return first;
-  }
+  if (trustProxy) return request.host;
   return request.headers.host;
 }
 
