@@ -1078,7 +1078,7 @@ export interface paths {
         put?: never;
         /**
          * Send a one-time sign-in code
-         * @description `{phone}` or `{email}`: a 6-digit code goes by SMS or email when that contact belongs to a data principal of this organization. The answer is 202 and the same whether or not it does (and on a host that names no organization). A code lives 10 minutes and allows 5 tries. At most 3 codes per contact per 15 minutes, and one per 30 seconds: 429 `too_many_codes` with `Retry-After`.
+         * @description `{phone}` or `{email}`: a 6-digit code goes by SMS or email when that contact belongs to a data principal of this organization. The answer is 202 and the same whether or not it does (and on a host that names no organization). On the bare base host (no organization subdomain), `X-Org-Id` names the organization. A code lives 10 minutes and allows 5 tries. At most 3 codes per contact per 15 minutes, and one per 30 seconds: 429 `too_many_codes` with `Retry-After`.
          */
         post: operations["postRightsOtp"];
         delete?: never;
@@ -1098,7 +1098,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange a one-time code for a token
-         * @description `{phone|email, code}`: the right code, within its 10 minutes and 5 tries, answers a `dpt_` token for that contact's data principal (1 hour). Wrong, expired, used or never sent: 401 `{"error": "Incorrect or expired code"}`. A code works once.
+         * @description `{phone|email, code}`: the right code, within its 10 minutes and 5 tries, answers a `dpt_` token for that contact's data principal (1 hour). Wrong, expired, used or never sent: 401 `{"error": "Incorrect or expired code"}`. A code works once. On the bare base host (no organization subdomain), `X-Org-Id` names the organization; the token then works on the bare host too.
          */
         post: operations["postRightsOtpVerify"];
         delete?: never;
@@ -1786,6 +1786,8 @@ export interface components {
                 /** @description Why it was refused */
                 message: string;
             }[];
+            /** @description What to fix, where the sentence itself is fixed by the specification (an API key sent to another organization's host) */
+            hint?: string;
         };
         /** BrowserSession */
         BrowserSession: {
@@ -3035,9 +3037,9 @@ export interface components {
         XRequestId: string;
         /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
         IdempotencyKey: string;
-        /** @description The organization slug; must name the organization addressed (missing or another: 400). */
+        /** @description The organization slug; must name the organization addressed: on an organization's host, that host's; on the bare base host, the API key's (or, with a Bearer token, the organization to act in). Missing: 400 `org_header_missing`; another or unknown: 400 `org_header_unresolved`. */
         XOrgIdRequired: string;
-        /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+        /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
         XOrgId: string;
     };
     requestBodies: never;
@@ -3872,7 +3874,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -3990,7 +3992,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -4181,7 +4183,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -4302,7 +4304,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -4500,7 +4502,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -4644,7 +4646,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -4790,7 +4792,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -5023,7 +5025,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -5168,7 +5170,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -5398,6 +5400,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The client_user_id of the user */
@@ -5560,6 +5564,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -5820,6 +5826,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
@@ -6057,6 +6065,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
@@ -6218,7 +6228,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -6382,7 +6392,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -6517,7 +6527,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -6683,7 +6693,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -6937,7 +6947,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -7078,7 +7088,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -7334,6 +7344,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -7468,6 +7480,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -7726,6 +7740,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
@@ -7885,6 +7901,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
@@ -8024,6 +8042,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The GRV- identifier (not the internal UUID); a malformed one is simply not found */
@@ -8278,6 +8298,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The client_user_id of the data principal */
@@ -8429,6 +8451,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -8678,6 +8702,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID of the nominee; a malformed one is simply not found */
@@ -8911,6 +8937,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID of the nominee; a malformed one is simply not found */
@@ -9052,7 +9080,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -9205,7 +9233,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -9348,7 +9376,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -9491,6 +9519,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -9614,6 +9644,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -9861,6 +9893,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID of the nominee; a malformed one is simply not found */
@@ -9994,6 +10028,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID of the nominee; a malformed one is simply not found */
@@ -10226,7 +10262,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -10376,7 +10412,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -10611,7 +10647,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -10749,7 +10785,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -10979,7 +11015,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -11140,7 +11176,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -11409,7 +11445,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -11558,7 +11594,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -11806,7 +11842,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -12089,7 +12125,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -12377,7 +12413,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -12544,7 +12580,7 @@ export interface operations {
             header: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description The organization slug; must name the organization addressed (missing or another: 400). */
+                /** @description The organization slug; must name the organization addressed: on an organization's host, that host's; on the bare base host, the API key's (or, with a Bearer token, the organization to act in). Missing: 400 `org_header_missing`; another or unknown: 400 `org_header_unresolved`. */
                 "X-Org-Id": components["parameters"]["XOrgIdRequired"];
             };
             path?: never;
@@ -12727,6 +12763,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID or display_id */
@@ -12899,6 +12937,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID or display_id */
@@ -13192,6 +13232,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID or display_id */
@@ -13449,6 +13491,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -13577,6 +13621,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID or display_id */
@@ -13723,6 +13769,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID or display_id */
@@ -13992,6 +14040,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description UUID or display_id */
@@ -14175,7 +14225,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -14338,7 +14388,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -14568,6 +14618,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description Your identifier for the data principal (the same as a grievance's client_user_id) */
@@ -15036,6 +15088,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -15166,7 +15220,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -15306,7 +15360,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -15549,6 +15603,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 assetId: string;
@@ -15699,6 +15755,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The banner: a collection point id or display_id */
@@ -15847,6 +15905,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 collectionPointId: string;
@@ -16056,6 +16116,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -16184,6 +16246,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -16371,6 +16435,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -16502,6 +16568,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -16640,6 +16708,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -16824,6 +16894,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -17010,6 +17082,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 userId: string;
@@ -17134,6 +17208,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -17248,6 +17324,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -17454,6 +17532,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 userId: string;
@@ -17575,6 +17655,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -17760,6 +17842,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 id: string;
@@ -17966,6 +18050,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 id: string;
@@ -18097,6 +18183,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 userId: string;
@@ -18217,6 +18305,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -18401,6 +18491,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -18585,6 +18677,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
             cookie?: never;
@@ -18769,6 +18863,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The ticket_id (GRV-…) the SDK lists */
@@ -18906,6 +19002,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
                 /** @description The ticket_id (GRV-…) the SDK lists */
@@ -19113,7 +19211,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -19246,7 +19344,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -19533,7 +19631,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -19694,7 +19792,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -19800,7 +19898,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -19925,7 +20023,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path?: never;
@@ -20123,7 +20221,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -20266,7 +20364,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -20392,7 +20490,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -20612,7 +20710,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -20761,7 +20859,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -20937,7 +21035,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
@@ -21102,7 +21200,7 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
-                /** @description With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization). */
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
                 "X-Org-Id"?: components["parameters"]["XOrgId"];
             };
             path: {
