@@ -45,7 +45,7 @@ describe('allowed_origins on the organization', () => {
     const res = await t.call({ method: 'PATCH', url: '/api/v1/organization', org: a, key: a.key, body: { allowed_origins: [SHOP, ...bad] } });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('validation_failed');
-    expect(res.json().details.map((d: { field: string }) => d.field)).toEqual(bad.map((_, i) => `allowed_origins/${i + 1}`));
+    expect(res.json().details.map((d: { field: string }) => d.field)).toEqual(bad.map((_, i) => `allowed_origins.${i + 1}`));
     const many = Array.from({ length: 21 }, (_, i) => `https://s${i}.example.com`);
     const tooMany = await t.call({ method: 'PATCH', url: '/api/v1/organization', org: a, key: a.key, body: { allowed_origins: many } });
     expect(tooMany.statusCode).toBe(400);

@@ -65,7 +65,7 @@ export function normaliseOrigins(input: readonly string[]): string[] {
       url.hash ||
       bare.toLowerCase() !== url.origin
     ) {
-      details.push({ field: `allowed_origins/${i}`, message: 'must be an origin: http(s)://host[:port], without a path, query or fragment (e.g. https://shop.example.com)' });
+      details.push({ field: `allowed_origins.${i}`, message: 'must be an origin: http(s)://host[:port], without a path, query or fragment (e.g. https://shop.example.com)' });
       return;
     }
     if (!out.includes(url.origin)) out.push(url.origin);
