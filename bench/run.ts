@@ -45,6 +45,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'baseline-first': { type: 'boolean', default: false },
     rounds: { type: 'string' },
+    soak: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -59,7 +60,9 @@ databases): the run seeds a scratch database of its own beside it and drops it a
 --only: measure only the endpoints whose name contains one of these texts (case-insensitive), e.g. --only user/,POST (for iterating).
 --baseline-first: in each phase the baseline runs before the service (to see whether the order matters).
 --rounds N: measure each endpoint N times per server, alternating which server goes first (service, baseline,
-  then baseline, service: ABBA), a fresh process each time; figures are over all rounds. Default 2 (quick: 1).`;
+  then baseline, service: ABBA), a fresh process each time; figures are over all rounds. Default 2 (quick: 1).
+--soak SECONDS [--store …] [--connections N]: instead, a soak of mixed reads and writes on each store for SECONDS
+  (bench/soak.ts): errors, requests and RSS per minute.`;
 
 /** In each phase, which server is measured first (in the first round; the next round reverses it, and so on). */
 const SERVER_ORDER = args['baseline-first'] ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const);
@@ -69,6 +72,11 @@ const orderOfRound = (r: number) => (r % 2 === 0 ? SERVER_ORDER : ([SERVER_ORDER
 if (args.help) {
   process.stdout.write(USAGE + '\n');
   process.exit(0);
+}
+
+if (args.soak !== undefined) {
+  const { soak } = await import('./soak.js');
+  process.exit(await soak({ seconds: Number(args.soak), store: args.store, connections: args.connections === undefined ? undefined : Number(args.connections) }));
 }
 
 const quick = args.quick;
@@ -171,7 +179,8 @@ const SERVE_FROM_DIST = `import(${JSON.stringify(pathToFileURL(join(SERVICE_DIST
  * measures the service's own work, not a flag.
  */
 function startScriptNodeFlags(startScript: string): string[] {
-  const [command, ...rest] = startScript.trim().split(/\s+/);
+  // The script may exec node (so that npm's signals reach the server): `exec node --flag … bin/assent.mjs serve`.
+  const [command, ...rest] = startScript.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (command !== 'node') return [];
   const firstNonFlag = rest.findIndex((w) => !w.startsWith('--'));
   return firstNonFlag === -1 ? rest : rest.slice(0, firstNonFlag);
