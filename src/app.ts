@@ -39,6 +39,7 @@ import { registerCollectionPoints } from './features/collection-points/index.js'
 import { registerConsentLinks, type ConsentLinkService } from './features/consent-links/index.js';
 import { registerConsents } from './features/consents/index.js';
 import { registerAudit } from './features/audit/index.js';
+import { registerExport } from './features/export/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
 import { registerRightsCenter } from './features/rights-center/index.js';
@@ -246,6 +247,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => grievanceOverdue.stop());
   app.decorate('grievanceOverdue', grievanceOverdue);
   registerAudit(app, { db, clock });
+  registerExport(app, { db, clock });
   // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
   const webhookSecrets = secretBox(config.secretKey);
   const webhookPolicy: AddressPolicy = {

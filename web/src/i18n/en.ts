@@ -430,6 +430,7 @@ export const en = {
       'consent.withdrawn': 'Consent withdrawn',
       'api_key.created': 'API key created',
       'organization.updated': 'Organization settings changed',
+      'organization.exported': 'Records exported for the regulator',
       'organization.contact_person_set': 'Contact person set',
       'organization.rights_center_settings_updated': 'Rights Center settings changed',
       'api_key.revoked': 'API key revoked',
