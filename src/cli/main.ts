@@ -179,6 +179,11 @@ async function run(argv: string[], config: () => Config): Promise<number> {
     await serve(config());
     return 0;
   }
+  if (command.offline) {
+    const result = await command.offline(input);
+    process.stdout.write(options.json ? JSON.stringify(result.data, null, 2) + '\n' : result.human + '\n');
+    return result.exitCode ?? 0;
+  }
   if (options['password-stdin']) input.password = await readPassword();
   const result =
     command.name === 'stop' ? await stopServer(config()) : command.standalone ? await command.standalone(input, config()) : await execute(command, input, config());

@@ -284,7 +284,13 @@ describe('banner flow', () => {
     expect((await fl.fetchBanner(cp.id, undefined, 'someone-else', token)).status).toBe(401);
 
     // notice_shown (the notice-only banner's "I understand") records no consent either.
-    const notice = await fl.submitConsent(b.collection_point, { ...body('notice_shown', 'shown'), purposes: [] });
+    // banner_service.dart sendNoticeShown: every purpose `shown`, metadata.performance.notice_logged_at set.
+    const noticeBody = body('notice_shown', 'shown');
+    const notice = await fl.submitConsent(b.collection_point, {
+      ...noticeBody,
+      purposes: noticeBody.purposes.map((p) => ({ ...p, consented: 'shown' })),
+      metadata: { ...noticeBody.metadata, button_used: 'i_understand', performance: { notice_logged_at: 1_795_000_000 } },
+    });
     expect([notice.status, notice.json.recorded]).toEqual([201, false]);
     expect((await current(a, cp.id, 'dp-fl')).consent_action).toBe('approved');
   });
@@ -737,7 +743,16 @@ describe('Rights Center through the person-side services', () => {
     const fl = flutter(a, { apiKey: sdkKey });
 
     const settings = await fl.request('GET', '/api/v1/internal/rights-center/settings/global');
-    expect((settings.json.data ?? settings.json).access_mode).toBe('non_sso');
+    const rc = settings.json.data ?? settings.json;
+    expect(rc.access_mode).toBe('non_sso');
+    // RightsCenterSettings.fromJson: one wrong type and the widget falls back to its defaults; colours go through _hexToColor.
+    for (const k of ['access_mode', 'background_color', 'primary_text_color', 'secondary_text_color', 'button_color', 'button_text_color', 'font_family', 'grievance_mode', 'grievance_external_url', 'consents_section_title', 'rights_section_title', 'nominees_section_title', 'transparency_description']) {
+      expect([k, typeof rc[k]]).toEqual([k, 'string']);
+    }
+    for (const k of ['show_consents_section', 'show_rights_section', 'show_nominees_section', 'show_transparency_section', 'show_dpo_section', 'show_grievance_section', 'dpo_qualifications_enabled', 'dpo_responsibilities_enabled', 'dpo_working_hours_enabled', 'dpo_response_time_enabled']) {
+      expect([k, typeof rc[k]]).toEqual([k, 'boolean']);
+    }
+    for (const k of ['background_color', 'primary_text_color', 'secondary_text_color', 'button_color', 'button_text_color']) expect([k, rc[k]]).toEqual([k, expect.stringMatching(/^#[0-9a-fA-F]{6}$/)]);
     // rights_center_api.dart sendOtp/verifyOtp: `assetId` goes out as null when the widget has none.
     expect((await fl.request('POST', '/api/v1/internal/rights-center-access/send-otp', { assetId: null, phone: '9876500011', countryCode: '+91' })).status).toBe(202);
     const verified = await fl.request('POST', '/api/v1/internal/rights-center-access/verify-otp', { assetId: null, phone: '9876500011', countryCode: '+91', otp: await lastCodeFor(a, '+919876500011') });
@@ -841,5 +856,80 @@ describe('Rights Center through the person-side services', () => {
     // Another organization's key sees none of it.
     const stranger = await t.tenant();
     expect((await reactNative(a, { apiKey: await t.key(stranger, ['sdk']) }).api('GET', '/api/v1/internal/consent')).status).toBe(401);
+  });
+});
+
+describe("every route that acts for one person, walked with another person's records", () => {
+  test("a token of person A reaches none of B's records on the SDK surface: 401 when the request names B, 404 for B's ticket or nominee; nothing of B's changes or shows", async () => {
+    const { a, sdkKey, cp } = await setUp();
+    await personWithConsent(a, sdkKey, cp, 'dp-b');
+    const ticket = (await admin(a, 'POST', '/grievance', { client_user_id: 'dp-b', subject: 'B only', description: 'Private to B', category: 'other' })).json();
+    await admin(a, 'POST', `/grievance/${ticket.ticket_id}/messages`, { message: 'For dp-b only' });
+    const nominee = (await admin(a, 'POST', '/nominee', { user_id: 'dp-b', nominee_name: 'B nominee', nominee_email: 'bn@example.com', nominee_mobile: '+919876500031', relationship: 'parent' })).json();
+    const snapshot = async () =>
+      JSON.stringify(
+        await Promise.all([
+          admin(a, 'GET', `/consent/${cp.id}/consent?dp_id=dp-b`).then((r) => r.json()),
+          admin(a, 'GET', '/grievance/user/dp-b').then((r) => r.json()),
+          admin(a, 'GET', `/grievance/${ticket.ticket_id}/messages`).then((r) => r.json()),
+          admin(a, 'GET', '/nominee/user/dp-b').then((r) => r.json()),
+        ]),
+      );
+    const before = await snapshot();
+    const form = { nominee_name: 'Mine now', relationship: 'Child', nominee_email: 'bn@example.com', nominee_mobile: '+919876500031' };
+    // Each route as the SDK sends it, aimed at B: a path or body naming B (401), or B's record by id (404).
+    const requests: Record<string, { method: string; path: string; body?: object; status: number }> = {
+      'GET /api/v1/internal/consent/user/:userId': { method: 'GET', path: '/api/v1/internal/consent/user/dp-b', status: 401 },
+      'GET /api/v1/internal/consent/user-consent-status': { method: 'GET', path: '/api/v1/internal/consent/user-consent-status?userId=dp-b', status: 401 },
+      'POST /api/v1/internal/consent/rights-center': { method: 'POST', path: '/api/v1/internal/consent/rights-center', body: { userId: 'dp-b', purposes: [{ id: cp.purposes[1].id, name: 'Marketing', consented: 'declined' }], action: 'revoked' }, status: 401 },
+      'GET /api/v1/internal/nominee/user/:userId': { method: 'GET', path: '/api/v1/internal/nominee/user/dp-b', status: 401 },
+      'POST /api/v1/internal/nominee': { method: 'POST', path: '/api/v1/internal/nominee', body: { ...form, purpose_of_appointment: '', client_user_id: 'dp-b' }, status: 401 },
+      'PUT /api/v1/internal/nominee/:id': { method: 'PUT', path: `/api/v1/internal/nominee/${nominee.id}`, body: form, status: 404 },
+      'DELETE /api/v1/internal/nominee/:id': { method: 'DELETE', path: `/api/v1/internal/nominee/${nominee.id}`, status: 404 },
+      'GET /api/v1/internal/grievance/user/:userId': { method: 'GET', path: '/api/v1/internal/grievance/user/dp-b', status: 401 },
+      'POST /api/v1/internal/grievance': { method: 'POST', path: '/api/v1/internal/grievance', body: { client_user_id: 'dp-b', subject: 's', category: 'Other', description: 'd' }, status: 401 },
+      'POST /api/v1/internal/rights-requests/access-request': { method: 'POST', path: '/api/v1/internal/rights-requests/access-request', body: { user_id: 'dp-b', subject: 'Data Access Request' }, status: 401 },
+      'POST /api/v1/internal/rights-requests/deletion-request': { method: 'POST', path: '/api/v1/internal/rights-requests/deletion-request', body: { user_id: 'dp-b', reason: 'r' }, status: 401 },
+      'GET /api/v1/internal/grievance/:ticketId/messages': { method: 'GET', path: `/api/v1/internal/grievance/${ticket.ticket_id}/messages`, status: 404 },
+      'POST /api/v1/internal/grievance/:ticketId/messages': { method: 'POST', path: `/api/v1/internal/grievance/${ticket.ticket_id}/messages`, body: { sender: 'user', message: 'Not mine' }, status: 404 },
+    };
+    const routes = t.app.routeAccess.filter((r) => r.access !== 'public' && r.access.dataPrincipal && !r.access.apiKey && r.url.startsWith('/api/v1/internal/'));
+    // A new route for one person fails here until it is walked.
+    expect(routes.map((r) => `${r.method} ${r.url}`).sort()).toEqual(Object.keys(requests).sort());
+    const rn = reactNative(a, { apiKey: sdkKey });
+    rn.setAuth('dp-a', await mint(a, 'dp-a'));
+    rn.rc.userId = undefined; // the header names nobody: only the path, the body or the record decides
+    for (const [name, r] of Object.entries(requests)) {
+      const res = await rn.api(r.method, r.path, r.body);
+      expect([name, res.status, res.json.code]).toEqual([name, r.status, r.status === 401 ? 'dp_token_other_person' : 'not_found']);
+      for (const secret of ['B only', 'Private to B', 'For dp-b only', 'B nominee', nominee.id]) {
+        if (!r.path.includes(secret)) expect(res.text, `${name} reveals ${secret}`).not.toContain(secret);
+      }
+    }
+    expect(await snapshot()).toBe(before);
+  });
+
+  test('an empty user id (React Native getAllBanners() without one builds `consent/user/`) is "not set": the token decides, so it is the token\'s person\'s own records; without a token 401', async () => {
+    const { a, sdkKey } = await setUp();
+    await admin(a, 'POST', '/grievance', { client_user_id: 'dp-b', subject: 'B only', description: 'Private to B', category: 'other' });
+    const rn = reactNative(a, { apiKey: sdkKey });
+    rn.setAuth('dp-a', await mint(a, 'dp-a'));
+    const own = (await rn.api('POST', '/api/v1/internal/grievance', { client_user_id: 'dp-a', subject: 'A only', category: 'Other', description: 'Mine' })).json;
+    rn.rc.userId = undefined;
+    const tickets = await rn.api('GET', '/api/v1/internal/grievance/user/');
+    expectJson(tickets, 200);
+    expect(tickets.json.map((g: any) => g.ticket_id)).toEqual([own.ticket_id]);
+    for (const path of ['/api/v1/internal/consent/user/', '/api/v1/internal/nominee/user/']) {
+      const res = await rn.api('GET', path);
+      expect([path, res.status, res.json]).toEqual([path, 200, []]);
+    }
+    const noTicket = await rn.api('GET', '/api/v1/internal/grievance//messages');
+    expect([noTicket.status, noTicket.json.code]).toEqual([404, 'not_found']);
+    const keyOnly = reactNative(a, { apiKey: sdkKey });
+    for (const path of ['/api/v1/internal/consent/user/', '/api/v1/internal/nominee/user/', '/api/v1/internal/grievance/user/']) {
+      const res = await keyOnly.api('GET', path);
+      expect([path, res.status]).toEqual([path, 401]);
+      expect(res.text).not.toContain('B only');
+    }
   });
 });

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { grievanceRoutes, principalGrievanceRoutes } from './routes.js';
 import { createGrievanceService, type GrievanceServiceDeps } from './service.js';
 
-export { createGrievanceService, statusMessage, ticketNoticeText, grievancePeriodDays, clockOf, withClock, type GrievanceService, type TicketClock } from './service.js';
+export { createGrievanceService, statusMessage, parseStatusMessage, ticketNoticeText, grievancePeriodDays, clockOf, withClock, type GrievanceService, type TicketClock } from './service.js';
 export {
   GRIEVANCE_CATEGORIES,
   GRIEVANCE_STATUSES,
