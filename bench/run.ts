@@ -238,6 +238,8 @@ async function startServer(kind: ServerKind, store: StoreTarget, pinning: Pinnin
   for (const k of ['DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'PUBLIC_URL', 'TRUST_PROXY', 'ASSENT_RLS', 'NODE_OPTIONS']) delete env[k];
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
   else env.DATA_DIR = store.dataDir!;
+  // Seals the organizations' receipt signing keys (a server on PostgreSQL refuses to start without one).
+  env.ASSENT_SECRET_KEY ||= 'bench-secret-key-not-for-production-0123456789';
   const logPath = join(workDir, `${store.kind}-${kind}-${Date.now()}.log`);
   const out = createWriteStream(logPath);
   const proc = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
