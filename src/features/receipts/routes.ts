@@ -75,13 +75,13 @@ export function receiptRoutes(app: FastifyInstance, service: ReceiptService, dep
   });
 
   r.post('/api/v1/organization/signing-keys/rotate', {
-    config: { access },
+    config: { access, idempotent: true },
     schema: {
       tags: ['Consent receipts'],
       security,
       summary: 'Rotate the signing key',
       description:
-        'Makes a new Ed25519 key the current one: receipts from now on carry its `kid`. The old key is retired, not deleted: it stays in `/.well-known/jwks.json`, so every receipt it signed still verifies. Audited (`signing_key.rotated`). 409 when another rotation runs at the same moment. No body. Owners and admins, or an `admin` key.',
+        'Makes a new Ed25519 key the current one: receipts from now on carry its `kid`. The old key is retired, not deleted: it stays in `/.well-known/jwks.json`, so every receipt it signed still verifies. Audited (`signing_key.rotated`). 409 when another rotation runs at the same moment. No body; an `Idempotency-Key` makes a retried request rotate once. Owners and admins, or an `admin` key.',
       response: { 201: RotatedSigningKey, ...errorResponses(401, 403, 409) },
     },
     handler: async (req, reply) => reply.code(201).send(await service.rotate(tenantOf(req))),
