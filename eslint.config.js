@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'scratch/', 'web/dist/', 'bench/results/', 'test-results/', 'web/src/api/openapi.d.ts'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'scratch/', 'web/dist/', 'bench/results/', 'test-results/', 'clients/typescript/src/openapi.d.ts', 'clients/typescript/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -14,9 +14,15 @@ import { DEFAULT_PGLITE_SHARED_BUFFERS } from '../src/config.js';
 import { createGrievanceService } from '../src/features/grievances/index.js';
 import { createNomineeService } from '../src/features/nominees/index.js';
 import { createConsentLinkService } from '../src/features/consent-links/service.js';
+import { createConsentService } from '../src/features/consents/service.js';
+import { createReceiptService } from '../src/features/receipts/index.js';
+import { createSigningKeyring } from '../src/platform/crypto/signing-keys.js';
+import { BENCH_SECRET_KEY } from './secret.js';
+import type { PrincipalContext } from '../src/platform/auth/access.js';
 import type { CreateGrievanceInput, UpdateGrievanceInput } from '../src/features/grievances/schemas.js';
 import type { CreateNomineeInput } from '../src/features/nominees/schemas.js';
 import type { CreateConsentLinkInput, HistoryQueryInput } from '../src/features/consent-links/schemas.js';
+import type { RecordConsentInput } from '../src/features/consents/schemas.js';
 
 /** The store with its transaction taken away: each statement runs on its own, as the owner. */
 async function openBare(): Promise<Database> {
@@ -68,9 +74,17 @@ async function main(): Promise<void> {
   };
 
   const deps = { db, clock: systemClock, defaultCountryCode: '+91', publicUrl: new URL('http://localhost:3000') };
+  // Consents are signed as the service signs them (a receipt per record), with the bench's secret.
+  const receipts = createReceiptService({ ...deps, keyring: createSigningKeyring(BENCH_SECRET_KEY) }).signer;
   const grievances = createGrievanceService(deps);
   const nominees = createNomineeService(deps);
   const consentLinks = createConsentLinkService(deps);
+  const consents = createConsentService({ ...deps, receipts });
+  // A data principal's routes: the person from X-Bench-Dp-Id (the bench sends it; no token to check).
+  const principalOf = (headers: Record<string, string | string[] | undefined>): PrincipalContext => {
+    const dpId = String(headers['x-bench-dp-id'] ?? '');
+    return { ...ctxOf(headers.host as string | undefined), actor: { type: 'data_principal', id: '00000000-0000-4000-8000-000000000003', dpId } };
+  };
 
   const app = Fastify({ logger: false });
   app.get<{ Params: { user_id: string } }>('/grievance/user/:user_id', (req) => grievances.listForUser(ctxOf(req.headers.host), req.params.user_id));
@@ -87,6 +101,11 @@ async function main(): Promise<void> {
   });
   app.post<{ Body: CreateConsentLinkInput }>('/api/v1/external/public/consent-link', async (req, reply) =>
     reply.code(201).send(await consentLinks.create(ctxOf(req.headers.host), req.body)),
+  );
+  app.get('/api/v1/me/consents', (req) => consents.mine(principalOf(req.headers)));
+  app.post<{ Params: { collection_point_id: string }; Body: { purposes: RecordConsentInput['purposes'] } }>(
+    '/api/v1/me/consents/:collection_point_id',
+    async (req, reply) => reply.code(201).send(await consents.giveMine(principalOf(req.headers), req.params.collection_point_id, req.body.purposes)),
   );
   app.get('/health', async () => ({ status: 'ok' }));
 

@@ -19,6 +19,7 @@ import { openStore } from '../src/platform/db/store.js';
 import { GRIEVANCE_CATEGORIES, GRIEVANCE_STATUSES } from '../src/features/grievances/index.js';
 import { RELATIONSHIPS } from '../src/features/nominees/index.js';
 import { seedBench, type BenchData } from './seed.js';
+import { BENCH_SECRET_KEY } from './secret.js';
 import { CATEGORIES, summariseProfile, type ProfileSummary } from './profile.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,6 +45,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'baseline-first': { type: 'boolean', default: false },
     rounds: { type: 'string' },
+    soak: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -58,7 +60,9 @@ databases): the run seeds a scratch database of its own beside it and drops it a
 --only: measure only the endpoints whose name contains one of these texts (case-insensitive), e.g. --only user/,POST (for iterating).
 --baseline-first: in each phase the baseline runs before the service (to see whether the order matters).
 --rounds N: measure each endpoint N times per server, alternating which server goes first (service, baseline,
-  then baseline, service: ABBA), a fresh process each time; figures are over all rounds. Default 2 (quick: 1).`;
+  then baseline, service: ABBA), a fresh process each time; figures are over all rounds. Default 2 (quick: 1).
+--soak SECONDS [--store …] [--connections N]: instead, a soak of mixed reads and writes on each store for SECONDS
+  (bench/soak.ts): errors, requests and RSS per minute.`;
 
 /** In each phase, which server is measured first (in the first round; the next round reverses it, and so on). */
 const SERVER_ORDER = args['baseline-first'] ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const);
@@ -68,6 +72,11 @@ const orderOfRound = (r: number) => (r % 2 === 0 ? SERVER_ORDER : ([SERVER_ORDER
 if (args.help) {
   process.stdout.write(USAGE + '\n');
   process.exit(0);
+}
+
+if (args.soak !== undefined) {
+  const { soak } = await import('./soak.js');
+  process.exit(await soak({ seconds: Number(args.soak), store: args.store, connections: args.connections === undefined ? undefined : Number(args.connections) }));
 }
 
 const quick = args.quick;
@@ -170,7 +179,8 @@ const SERVE_FROM_DIST = `import(${JSON.stringify(pathToFileURL(join(SERVICE_DIST
  * measures the service's own work, not a flag.
  */
 function startScriptNodeFlags(startScript: string): string[] {
-  const [command, ...rest] = startScript.trim().split(/\s+/);
+  // The script may exec node (so that npm's signals reach the server): `exec node --flag … bin/assent.mjs serve`.
+  const [command, ...rest] = startScript.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (command !== 'node') return [];
   const firstNonFlag = rest.findIndex((w) => !w.startsWith('--'));
   return firstNonFlag === -1 ? rest : rest.slice(0, firstNonFlag);
@@ -239,7 +249,7 @@ async function startServer(kind: ServerKind, store: StoreTarget, pinning: Pinnin
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
   else env.DATA_DIR = store.dataDir!;
   // Seals the organizations' receipt signing keys (a server on PostgreSQL refuses to start without one).
-  env.ASSENT_SECRET_KEY ||= 'bench-secret-key-not-for-production-0123456789';
+  env.ASSENT_SECRET_KEY = BENCH_SECRET_KEY;
   const logPath = join(workDir, `${store.kind}-${kind}-${Date.now()}.log`);
   const out = createWriteStream(logPath);
   const proc = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -445,7 +455,56 @@ function endpoints(data: BenchData): Endpoint[] {
       },
     });
   }
+  if (c) list.push(...principalEndpoints(c));
   return list;
+}
+
+/**
+ * A data principal's own API with their `dpt_` token (issue 15 item 9): the service mints a token for each
+ * bench person once each time it starts; the baseline takes no credentials and reads the person from
+ * X-Bench-Dp-Id (sent to both; the service ignores it and acts for the token's person).
+ */
+function principalEndpoints(c: NonNullable<BenchData['consent']>): Endpoint[] {
+  const p = c.principals;
+  const tokens = new Map<string, string>();
+  const prepare = async (port: number, server: ServerKind) => {
+    if (server === 'baseline') return;
+    for (const dpId of p.dpIds) {
+      const r = await request(port, {
+        method: 'POST',
+        path: `/api/v1/data-principals/${dpId}/tokens`,
+        headers: { host: `${c.slug}.localhost`, 'x-api-key': c.adminKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ ttl_seconds: 3600 }),
+      });
+      if (r.status !== 201) throw new Error(`minting a token for ${dpId}: ${r.status} ${r.body.slice(0, 200)}`);
+      tokens.set(dpId, (JSON.parse(r.body) as { access_token: string }).access_token);
+    }
+  };
+  const who = (random: () => number) => {
+    const i = Math.floor(random() * p.dpIds.length);
+    const dpId = p.dpIds[i]!;
+    return { i, dpId, headers: { host: `${c.slug}.localhost`, authorization: `Bearer ${tokens.get(dpId) ?? 'none'}`, 'x-bench-dp-id': dpId } };
+  };
+  return [
+    {
+      name: 'GET /api/v1/me/consents (DP token)',
+      kind: 'read',
+      prepare,
+      build: (random) => ({ method: 'GET', path: '/api/v1/me/consents', ...who(random) }),
+    },
+    {
+      name: 'POST /api/v1/me/consents/{id} (DP token)',
+      kind: 'write',
+      prepare,
+      build: (random, n) => {
+        const { i, headers } = who(random);
+        // One of the points where this person already has a consent: the record changes their choices.
+        const point = p.points[(i + Math.floor(random() * p.perPerson)) % p.points.length]!;
+        const purposes = point.purposes.map((id, j) => ({ id, granted: j === 0 || (n + j) % 2 === 0 }));
+        return { method: 'POST', path: `/api/v1/me/consents/${point.id}`, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ purposes }) };
+      },
+    },
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------- load

@@ -1,12 +1,15 @@
 // Seeds the benchmark's data inside the database, fast (INSERT ... SELECT from generate_series):
 // organizations with an API key each, grievance tickets with their status history, nominees, and one
 // asset of consent links (seedConsentLinks). Used by bench/run.ts before a server starts.
+import { createSigningKeyring } from '../src/platform/crypto/signing-keys.js';
+import { BENCH_SECRET_KEY } from './secret.js';
 import type { Database } from '../src/platform/db/types.js';
 import { systemClock } from '../src/platform/clock.js';
 import { createAccountsService, createUserService } from '../src/features/accounts/index.js';
 import { GRIEVANCE_CATEGORIES, GRIEVANCE_STATUSES } from '../src/features/grievances/index.js';
 import { RELATIONSHIPS } from '../src/features/nominees/index.js';
 import { seedConsentLinks } from './seed-consent.js';
+import { seedPrincipals, type BenchPrincipals } from './seed-me.js';
 
 export interface BenchSeedOptions {
   orgs: number;
@@ -41,6 +44,8 @@ export interface BenchData {
     /** An owner of the organization, for the Bearer-authenticated requests (log in first). */
     owner: { email: string; password: string };
     links: number;
+    /** Data principals with consents on record there, for the /api/v1/me/consents load (bench/seed-me.ts). */
+    principals: BenchPrincipals;
   } | null;
   counts: { orgs: number; grievances: number; statusChanges: number; nominees: number; links: number };
   seconds: { orgs: number; grievances: number; nominees: number; links: number; total: number };
@@ -76,7 +81,7 @@ export async function seedBench(db: Database, o: BenchSeedOptions): Promise<Benc
   const log = o.log ?? (() => {});
   const t0 = performance.now();
   const now = new Date();
-  const accounts = createAccountsService({ db, clock: systemClock });
+  const accounts = createAccountsService({ db, clock: systemClock, keyring: createSigningKeyring(BENCH_SECRET_KEY) });
   const existing = await db.system.query<{ n: number }>('select count(*)::int as n from organizations');
   if (existing[0]!.n > 0) throw new Error('the benchmark needs an empty store: it already holds organizations (use a fresh database)');
 
@@ -184,7 +189,14 @@ export async function seedBench(db: Database, o: BenchSeedOptions): Promise<Benc
     const users = createUserService({ db, clock: systemClock });
     const user = await users.createUser(owner);
     await users.addMember(orgs[0]!.id, user.id, 'owner');
-    consent = { slug, assetId: seeded.assetId, pointIds: seeded.pointIds, adminKey: admin.key, owner, links: o.links };
+    // One person per thousand links (50 at least, 1,000 at most), each with consents at 4 points.
+    const principals = await seedPrincipals(db, {
+      orgId: orgs[0]!.id,
+      slug,
+      pointIds: seeded.pointIds,
+      principals: Math.min(1_000, Math.max(50, Math.floor(o.links / 1_000))),
+    });
+    consent = { slug, assetId: seeded.assetId, pointIds: seeded.pointIds, adminKey: admin.key, owner, links: o.links, principals };
   }
   const t4 = performance.now();
   if (o.links > 0) log(`${o.links.toLocaleString('en-US')} consent links in one asset of ${orgs[0]!.slug} (${((t4 - t3) / 1000).toFixed(1)} s)`);

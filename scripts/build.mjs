@@ -1,6 +1,7 @@
 // `npm run build`: the server (src/ -> dist/, with the SQL migrations) and the dashboard (web/ ->
-// web/dist/, pre-compressed). Each is built into a private directory and swapped in, so a process
-// starting meanwhile never sees half a build. `--server` or `--web` builds only that part.
+// web/dist/, pre-compressed), and the client package (clients/typescript/src -> its dist/, what
+// `npm pack` there would publish). Each is built into a private directory and swapped in, so a process
+// starting meanwhile never sees half a build. `--server`, `--web` or `--client` builds only that part.
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { cpSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -10,7 +11,7 @@ import { createRequire } from 'node:module';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
-const both = !args.includes('--server') && !args.includes('--web');
+const both = !args.includes('--server') && !args.includes('--web') && !args.includes('--client');
 
 /** Runs build(staging), stamps it with the start time, and swaps it in at target. */
 async function swapIn(target, build) {
@@ -45,6 +46,16 @@ function buildServer() {
   });
 }
 
+/** The client package, as its own `npm run build` makes it (tsc, and the generated types beside). */
+function buildClient() {
+  const tsc = require.resolve('typescript/bin/tsc');
+  const pkg = `${root}clients/typescript`;
+  return swapIn(`${pkg}/dist`, (out) => {
+    execFileSync(process.execPath, [tsc, '-p', `${pkg}/tsconfig.json`, '--outDir', out], { stdio: 'inherit' });
+    cpSync(`${pkg}/src/openapi.d.ts`, `${out}/openapi.d.ts`);
+  });
+}
+
 /** Brotli and gzip beside every text file worth compressing; the server picks one by Accept-Encoding. */
 function precompress(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -74,6 +85,7 @@ async function buildWeb() {
 try {
   if (both || args.includes('--server')) await buildServer();
   if (both || args.includes('--web')) await buildWeb();
+  if (both || args.includes('--client')) await buildClient();
 } catch (e) {
   // tsc has printed its errors; a stack trace of the failed child would only bury them. Vite's errors
   // carry what they need in the message.

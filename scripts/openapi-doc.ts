@@ -1,7 +1,8 @@
 // The OpenAPI document of a fresh app (in-memory store), and the files made from it: the published
 // document (clients/typescript/openapi.json) and the TypeScript types openapi-typescript makes of it
-// (web/src/api/openapi.d.ts, clients/typescript/src/openapi.d.ts). Shared by `npm run web:types` and
-// the tests that keep those files current.
+// (clients/typescript/src/openapi.d.ts, which the dashboard imports too), and the list of the creating
+// POSTs that take an Idempotency-Key (clients/typescript/src/idempotent.ts, the client's one runtime
+// fact about the document). Shared by `npm run web:types` and the tests that keep those files current.
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -31,13 +32,25 @@ export async function typesFromDocument(doc: object): Promise<string> {
 /** The published document as committed: two-space JSON and a final newline. */
 export const documentJson = (doc: object): string => JSON.stringify(doc, null, 2) + '\n';
 
+/** The paths whose POST declares the Idempotency-Key header, as a module of the client. */
+export function idempotentPostsModule(doc: object): string {
+  const paths = (doc as { paths: Record<string, Record<string, { parameters?: { $ref?: string }[] }>> }).paths;
+  const list = Object.entries(paths)
+    .filter(([, item]) => item.post?.parameters?.some((p) => p.$ref === '#/components/parameters/IdempotencyKey'))
+    .map(([path]) => path);
+  return (
+    HEADER +
+    '/** The paths whose POST creates something and takes an `Idempotency-Key` (contract §9): the client sends one. */\n' +
+    `export const idempotentPosts: ReadonlySet<string> = new Set([\n${list.map((p) => `  '${p}',\n`).join('')}]);\n`
+  );
+}
+
 /** Every generated file, by path from the repository root. */
 export async function generatedFiles(): Promise<Record<string, string>> {
   const doc = await openApiDocument();
-  const types = await typesFromDocument(doc);
   return {
-    'web/src/api/openapi.d.ts': types,
     'clients/typescript/openapi.json': documentJson(doc),
-    'clients/typescript/src/openapi.d.ts': types,
+    'clients/typescript/src/openapi.d.ts': await typesFromDocument(doc),
+    'clients/typescript/src/idempotent.ts': idempotentPostsModule(doc),
   };
 }

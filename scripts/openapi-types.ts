@@ -1,6 +1,7 @@
 // `npm run web:types`: writes the OpenAPI document of the route schemas (clients/typescript/openapi.json)
-// and the API types made from it, for the dashboard (web/src/api/openapi.d.ts) and the client package
-// (clients/typescript/src/openapi.d.ts), so clients and the API cannot drift apart unnoticed
+// and what the client package (clients/typescript, which the dashboard imports too) generates from it:
+// its types (src/openapi.d.ts) and its list of idempotent POSTs (src/idempotent.ts), so clients and the
+// API cannot drift apart unnoticed
 // (test/contract/openapi-types.test.ts fails when a file is out of date).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';

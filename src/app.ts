@@ -1,5 +1,6 @@
 // buildApp: the one composition root. Platform plugins first, then each feature's routes, wired by hand.
 import { createReminderScheduler } from './features/grievances/reminders.js';
+import { createOverdueScheduler } from './features/grievances/overdue.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Database } from './platform/db/types.js';
@@ -25,6 +26,7 @@ import {
   createMemberService,
   createSessionService,
   createUserService,
+  ADDRESS_BACKOFF_MS,
   LOGIN_WINDOW_MS,
   memberRoutes,
   organizationRoutes,
@@ -40,6 +42,7 @@ import { registerReceipts, type ReceiptService } from './features/receipts/index
 import { createSigningKeyring } from './platform/crypto/signing-keys.js';
 import { generateSecretKey } from './platform/crypto/secret-key.js';
 import { registerAudit } from './features/audit/index.js';
+import { registerExport } from './features/export/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
 import { registerRightsCenter } from './features/rights-center/index.js';
@@ -98,15 +101,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustedProxies),
     genReqId: requestIdFrom,
     requestIdHeader: false,
     return503OnClosing: true,
+    // Slow clients (issue 21, class 11): a request's headers must arrive within HTTP_HEADERS_TIMEOUT_MS and
+    // the whole request within HTTP_REQUEST_TIMEOUT_MS (checked every second, not Node's default 30 s);
+    // an idle keep-alive connection closes after HTTP_KEEP_ALIVE_TIMEOUT_MS. The connection cap is set on
+    // the server below.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
     // Ids are up to 255 characters (contract §4): room for all of them percent-encoded (up to 12 bytes each).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
   });
+
+  // HTTP_MAX_CONNECTIONS: past it, new connections are closed at once (the process keeps its file
+  // descriptors and memory for the connections it serves).
+  app.server.maxConnections = config.maxConnections;
 
   // Only JSON bodies: Fastify's default text/plain parser would let a non-JSON body through to validation.
   app.removeContentTypeParser('text/plain');
@@ -138,15 +152,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const authChanges = await followAuthChanges({ db, apiKeys, bearer, log: app.log });
   if (authChanges) app.addHook('onClose', () => authChanges.close());
   const dpTokens = createDpTokenVerifier(db, clock);
-  const counter = (prefix: string): WindowCounter =>
+  const counter = (prefix: string, windowMs = LOGIN_WINDOW_MS): WindowCounter =>
     config.redisUrl
-      ? createRedisCounter({ url: config.redisUrl, windowMs: LOGIN_WINDOW_MS, prefix: `assent:${prefix}:` })
-      : createMemoryCounter({ windowMs: LOGIN_WINDOW_MS, clock });
+      ? createRedisCounter({ url: config.redisUrl, windowMs, prefix: `${config.redisKeyPrefix}${prefix}:` })
+      : createMemoryCounter({ windowMs, clock });
   // Keyed by a hash of the email with the address (loginPairKey): no email in plain text in Redis.
   const failuresByEmail = counter('login-pair');
   const failuresByAddress = counter('login-address');
+  const failuresByAddressDaily = counter('login-address-day', ADDRESS_BACKOFF_MS);
   app.addHook('onClose', async () => {
-    await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close()]);
+    await Promise.all([apiKeys.close(), failuresByEmail.close(), failuresByAddress.close(), failuresByAddressDaily.close()]);
   });
   // Per address before the credentials are checked (so a flood of wrong keys is counted), per key after.
   const rateLimits = installRateLimits(app, {
@@ -180,7 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onUserChanged: (id) => bearer.forgetUser(id),
     onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId),
   });
-  const sessions = createSessionService({ db, clock, failuresByEmail, failuresByAddress, onSessionEnded: (id) => bearer.forgetSession(id) });
+  const sessions = createSessionService({ db, clock, failuresByEmail, failuresByAddress, failuresByAddressDaily, maxFailuresPerAddressPerDay: config.loginAddressDailyLimit, onSessionEnded: (id) => bearer.forgetSession(id) });
   authRoutes(app, sessions);
   browserSessionRoutes(app, {
     sessions,
@@ -237,7 +252,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const grievanceReminders = createReminderScheduler({ db, clock, log: app.log });
   app.addHook('onClose', () => grievanceReminders.stop());
   app.decorate('grievanceReminders', grievanceReminders);
+  // Started by main.ts likewise: grievance.overdue events, each lateness once whichever process sees it.
+  const grievanceOverdue = createOverdueScheduler({ db, clock, log: app.log });
+  app.addHook('onClose', () => grievanceOverdue.stop());
+  app.decorate('grievanceOverdue', grievanceOverdue);
   registerAudit(app, { db, clock });
+  registerExport(app, { db, clock });
   // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
   const webhookSecrets = secretBox(config.secretKey);
   const webhookPolicy: AddressPolicy = {
@@ -272,9 +292,21 @@ declare module 'fastify' {
     outbox: OutboxWorker;
     /** The daily grievance reminders (features/grievances/reminders.ts). */
     grievanceReminders: ReturnType<typeof createReminderScheduler>;
+    /** The grievance.overdue events (features/grievances/overdue.ts). */
+    grievanceOverdue: ReturnType<typeof createOverdueScheduler>;
     /** Sends pending webhook deliveries. */
     webhooks: WebhookWorker;
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];
   }
+}
+
+/**
+ * Fastify's `trustProxy` from TRUST_PROXY: a list of proxy addresses as is; a number of hops as a
+ * function (Fastify 5 reads a bare number as "trust nothing"): the socket's peer and the next hops-1
+ * entries of X-Forwarded-For from the right are proxies, the entry after them is the client.
+ */
+function trustProxyOption(trusted: false | number | string[]): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trusted === 'number') return (_address, hop) => hop < trusted;
+  return trusted;
 }

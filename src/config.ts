@@ -1,4 +1,5 @@
 // Reads the process environment once into a validated, frozen Config that is passed down (never a global).
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -9,7 +10,23 @@ export interface Config {
   readonly dataDir: string;
   readonly databaseUrl: string | null;
   readonly redisUrl: string | null;
+  /** Whether any proxy is trusted (TRUST_PROXY set): X-Forwarded-Host and X-Forwarded-For are read. */
   readonly trustProxy: boolean;
+  /**
+   * Which proxies are trusted, as Fastify's `trustProxy` takes it: a number of hops (`TRUST_PROXY=1`)
+   * or a list of proxy addresses and CIDR ranges (`TRUST_PROXY=10.0.0.0/8,127.0.0.1`); false for none.
+   */
+  readonly trustedProxies: false | number | string[];
+  /** LOGIN_ADDRESS_DAILY_LIMIT: failed logins one address may make in 24 hours before it waits out the day (default 200). */
+  readonly loginAddressDailyLimit: number;
+  /** HTTP_REQUEST_TIMEOUT_MS: the longest a whole request may take to arrive (default 30000). */
+  readonly requestTimeoutMs: number;
+  /** HTTP_HEADERS_TIMEOUT_MS: the longest a request's headers may take to arrive (default 10000). */
+  readonly headersTimeoutMs: number;
+  /** HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open (default 5000). */
+  readonly keepAliveTimeoutMs: number;
+  /** HTTP_MAX_CONNECTIONS: open connections this process accepts at once; more are closed (default 4096). */
+  readonly maxConnections: number;
   readonly logLevel: string;
   readonly defaultCountryCode: string;
   readonly rls: boolean;
@@ -110,6 +127,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const rateLimitPerKey = positive('RATE_LIMIT_PER_KEY', 500);
   const rateLimitPerAddress = positive('RATE_LIMIT_PER_ADDRESS', 1000);
   const rateLimitWindowSeconds = positive('RATE_LIMIT_WINDOW_SECONDS', 60);
+  const trustedProxies = parseTrustProxy(env.TRUST_PROXY);
+  const headersTimeoutMs = positive('HTTP_HEADERS_TIMEOUT_MS', 10_000);
+  const requestTimeoutMs = positive('HTTP_REQUEST_TIMEOUT_MS', 30_000);
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError(`HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
+  }
   return Object.freeze({
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'assent:',
     rateLimitPerKey,
@@ -122,7 +145,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR || './data'),
     databaseUrl,
     redisUrl,
-    trustProxy: ['1', 'true', 'yes', 'on'].includes((env.TRUST_PROXY || '').toLowerCase()),
+    trustProxy: trustedProxies !== false,
+    trustedProxies,
+    requestTimeoutMs,
+    headersTimeoutMs,
+    loginAddressDailyLimit: positive('LOGIN_ADDRESS_DAILY_LIMIT', 200),
+    keepAliveTimeoutMs: positive('HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000),
+    maxConnections: positive('HTTP_MAX_CONNECTIONS', 4096),
     logLevel,
     defaultCountryCode,
     rls: rlsSetting === 'on',
@@ -135,6 +164,43 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: ['1', 'true', 'yes', 'on'].includes((env.WEBHOOK_ALLOW_PRIVATE || '').toLowerCase()),
     secretKey: env.ASSENT_SECRET_KEY ? env.ASSENT_SECRET_KEY : null,
   });
+}
+
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * TRUST_PROXY: unset, empty, `0` or `false` trusts no proxy; a whole number is how many proxies stand
+ * in front of the server (the client's address is that many entries from the right of X-Forwarded-For,
+ * so a forged entry on the left changes nothing); a comma-separated list names the proxies' addresses
+ * or CIDR ranges (and `loopback`, `linklocal`, `uniquelocal`). `true` is refused: trusting every hop
+ * lets any client choose its address and escape the per-address limits.
+ */
+export function parseTrustProxy(raw: string | undefined): false | number | string[] {
+  const value = (raw ?? '').trim().toLowerCase();
+  if (value === '' || value === '0' || value === 'false' || value === 'no' || value === 'off') return false;
+  if (/^[0-9]+$/.test(value)) {
+    const hops = Number(value);
+    if (hops > 20) throw new ConfigError(`TRUST_PROXY must be the number of proxies in front of the server (1 to 20), got "${raw}"`);
+    return hops;
+  }
+  if (value === 'true' || value === 'yes' || value === 'on') {
+    throw new ConfigError(
+      `TRUST_PROXY=${raw} would trust every hop, so any client could forge its address with X-Forwarded-For: set the number of proxies in front of the server (TRUST_PROXY=1) or their addresses (TRUST_PROXY=10.0.0.0/8)`,
+    );
+  }
+  const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  for (const entry of entries) {
+    if (TRUST_PROXY_NAMES.has(entry)) continue;
+    const [address, bits, ...rest] = entry.split('/');
+    const version = isIP(address ?? '');
+    const bitsOk = bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (version === 6 ? 128 : 32));
+    if (version === 0 || !bitsOk || rest.length > 0) {
+      throw new ConfigError(
+        `TRUST_PROXY must be a number of proxy hops (1) or a comma-separated list of proxy addresses or CIDR ranges (10.0.0.0/8,127.0.0.1); "${entry}" is neither`,
+      );
+    }
+  }
+  return entries;
 }
 
 function webhookUrl(env: NodeJS.ProcessEnv, name: string): URL | null {

@@ -1,6 +1,8 @@
 // Process entry for the server: loadConfig -> open store (migrates) -> buildApp -> listen; on SIGTERM or
 // SIGINT stop accepting, finish in-flight requests, flush key usage, close the store (PGlite must be
-// closed cleanly), release the data directory.
+// closed cleanly), release the data directory. On the embedded store it also listens on the control
+// socket (DATA_DIR/assent.sock, src/cli/control-socket.ts): the `assent` command hands its commands to
+// this process while it holds the data directory, and `assent stop` stops it.
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openStore } from './platform/db/store.js';
@@ -8,6 +10,7 @@ import { tuneHeap } from './platform/heap.js';
 import { POOL_SIZE, READ_LANES } from './platform/db/open.js';
 import { createMetrics } from './platform/metrics.js';
 import { MissingSecretKeyError, resolveSecretKey } from './platform/crypto/secret-key.js';
+import { listenControl, type ControlServer } from './cli/control-socket.js';
 
 export async function serve(config: Config): Promise<void> {
   tuneHeap(config);
@@ -32,6 +35,7 @@ export async function serve(config: Config): Promise<void> {
           poolSizes: config.databaseUrl ? { system: POOL_SIZE, tenant: POOL_SIZE, read: READ_LANES } : { system: 1, tenant: 1, read: 1 },
         });
   let app;
+  let control: ControlServer | null = null;
   try {
     app = await buildApp({ config, db: metrics ? metrics.instrumentDatabase(store.db) : store.db, metrics: metrics ?? undefined, signingSecret: secret.secret });
     if (secret.source === 'data_dir') {
@@ -51,9 +55,20 @@ export async function serve(config: Config): Promise<void> {
     // Stopped by app.close() (an onClose hook), before the store is closed.
     app.outbox.start();
     app.grievanceReminders.start();
+    app.grievanceOverdue.start();
     app.webhooks.start();
     app.idempotencyPurge.start();
+    if (!config.databaseUrl) {
+      const served = app;
+      control = await listenControl({
+        dataDir: config.dataDir,
+        context: () => ({ db: store.db, accounts: served.services.accounts, users: served.services.users, config, migration: store.migration, receipts: () => served.services.receipts }),
+        onStop: () => void stop('assent stop'),
+        log: app.log,
+      });
+    }
   } catch (e) {
+    await control?.close().catch(() => {});
     await app?.close().catch(() => {});
     await metrics?.close();
     await store.close();
@@ -61,12 +76,12 @@ export async function serve(config: Config): Promise<void> {
   }
   const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
   app.log.info(
-    { store: where, migrations: store.migration.applied },
+    { store: where, migrations: store.migration.applied, ...(control ? { control_socket: control.path } : {}) },
     `Assent listening: organizations (API and dashboard) at ${config.publicUrl.protocol}//<slug>.${config.publicUrl.host}/, API reference at ${config.publicUrl.origin}/docs`,
   );
 
   let stopping = false;
-  const stop = async (signal: NodeJS.Signals) => {
+  const stop = async (signal: NodeJS.Signals | 'assent stop') => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
@@ -75,13 +90,20 @@ export async function serve(config: Config): Promise<void> {
       process.exit(1);
     }, 10_000);
     force.unref();
+    // Connections kept alive (a load balancer's, a client pool's) that go idle once their request in
+    // flight is answered are closed as they do: Node closes only those idle when the close starts, and
+    // the rest would hold the close until the 10 s limit (the store then not closed cleanly).
+    const idle = setInterval(() => app.server.closeIdleConnections(), 50);
     try {
+      await control?.close();
       await app.close();
+      clearInterval(idle);
       await metrics?.close();
       await store.close();
       app.log.info('stopped cleanly');
       process.exitCode = 0;
     } catch (err) {
+      clearInterval(idle);
       app.log.error({ err }, 'shutdown failed');
       process.exitCode = 1;
     }

@@ -2,9 +2,14 @@
 // given the feature services. main.ts parses and prints; the same execute() runs in the CLI's own
 // process (the services on its own store) or inside a running server that holds the embedded store
 // (the control socket, src/cli/control-socket.ts), so both give the same answers.
+import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { checkRole, type AccountsService, type UserService } from '../features/accounts/index.js';
 import { verifyAuditChain } from '../features/audit/index.js';
+import { createExportService, verifyExport, MANIFEST } from '../features/export/index.js';
+import { systemClock } from '../platform/clock.js';
 import type { MigrationResult } from '../platform/db/migrate.js';
 import type { Database } from '../platform/db/types.js';
 import type { ReceiptService } from '../features/receipts/index.js';
@@ -60,10 +65,10 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Refuses option combinations the parser cannot (throws UsageError). */
   check?(input: CommandInput): void;
-  /** Runs the command on the services (not set for serve, which main.ts runs itself). */
+  /** Runs the command on the services (not set for serve and stop, which main.ts runs itself). */
   execute?(input: CommandInput, ctx: CommandContext): Promise<CommandOutput>;
-  /** Needs no store: run without opening one (secret generate). */
-  storeless?: boolean;
+  /** Runs the command without a store or configuration (export verify: nothing but a file). */
+  offline?(input: CommandInput): Promise<CommandOutput>;
 }
 
 const JSON_OPTION: OptionSpec = { type: 'boolean', help: 'print the result as JSON on standard output' };
@@ -264,8 +269,7 @@ export const COMMANDS: Command[] = [
       'with your secrets: a store sealed with it cannot sign without it. Changing it later makes the\n' +
       'sealed keys unreadable: rotate instead. Opens no store.',
     options: { json: { ...JSON_OPTION, help: 'print {secret_key}' } },
-    storeless: true,
-    async execute() {
+    async offline() {
       const secret = generateSecretKey();
       return { human: secret, data: { secret_key: secret } };
     },
@@ -290,6 +294,45 @@ export const COMMANDS: Command[] = [
     },
   },
   {
+    name: 'export',
+    args: ['slug'],
+    summary: "Write the organization's archive for the regulator (a .tar.gz)",
+    description:
+      "Writes every consent record, notice version, consent link, grievance ticket with its history and\n" +
+      'messages, nominee, the audit log with its hash chain, the public signing keys, export.json and\n' +
+      `${MANIFEST} (the SHA-256 of every other file) into one gzipped tar, read and written a batch at a\n` +
+      'time. The file appears under its name only once complete. Prints the SHA-256 of the manifest: keep\n' +
+      'it apart from the archive, it pins every file. Check an archive with: assent export verify FILE',
+    options: {
+      out: { type: 'string', value: 'FILE', required: true, help: 'where to write the archive, e.g. acme-export.tar.gz (required)' },
+      json: { ...JSON_OPTION, help: 'print {file, bytes, manifest_sha256, rows}' },
+    },
+    check({ options }) {
+      // Absolute here: a server holding the embedded store runs the command in its own directory.
+      options.out = resolvePath(options.out as string);
+    },
+    async execute({ args: [slug], options }, { db, accounts }) {
+      const org = await accounts.organizationBySlug(slug!);
+      const out = options.out as string;
+      const partial = `${out}.partial`;
+      const started = createExportService({ db, clock: systemClock }).exportOrganization({ id: org.id, slug: org.slug, name: org.name });
+      try {
+        await Promise.all([pipeline(started.stream, createWriteStream(partial)), started.done]);
+      } catch (e) {
+        rmSync(partial, { force: true });
+        throw e;
+      }
+      renameSync(partial, out);
+      const { manifestSha256, rows } = await started.done;
+      const bytes = statSync(out).size;
+      const counts = Object.entries(rows).map(([table, n]) => `${table} ${n}`).join(', ');
+      return {
+        human: `Wrote ${out} (${bytes} bytes) for ${org.slug}: ${counts}.\nSHA-256 of ${MANIFEST}: ${manifestSha256}\nCheck it with: assent export verify ${out}`,
+        data: { file: out, bytes, manifest_sha256: manifestSha256, rows },
+      };
+    },
+  },
+  {
     name: 'signing-key rotate',
     args: ['slug'],
     summary: "Rotate the organization's receipt signing key",
@@ -305,6 +348,30 @@ export const COMMANDS: Command[] = [
       return {
         human: `Rotated the signing key of ${slug}: new kid ${rotated.kid}${rotated.retired_kid ? `; ${rotated.retired_kid} retired (still in the JWKS)` : ''}`,
         data: { kid: rotated.kid, retired_kid: rotated.retired_kid, created_at: iso(rotated.created_at) },
+      };
+    },
+  },
+  {
+    name: 'export verify',
+    args: ['file'],
+    summary: 'Check an export offline: the sums, the audit chain and every receipt signature',
+    description:
+      `Checks an archive written by assent export with nothing but the file (no database, no network):\n` +
+      `every file's SHA-256 against ${MANIFEST} and no file added or missing, the audit log's hash chain\n` +
+      'from its first entry to the head export.json names, and the row counts. Exit 0 when all hold;\n' +
+      'exit 1 naming the first problem found.',
+    options: { json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, audit, rows}' } },
+    async offline({ args: [file] }) {
+      const report = await verifyExport(file!);
+      const org = report.organization ? `${report.organization.slug} (${report.organization.id})` : file!;
+      return {
+        human: report.ok
+          ? `Export of ${org}, exported ${report.exported_at}, verified:\n` +
+            `  ${report.files} files match ${MANIFEST} (its SHA-256: ${report.manifest_sha256})\n` +
+            `  audit chain: ${report.audit!.entries} entries${report.audit!.head ? `, head ${report.audit!.head.hash}` : ''}`
+          : `Export ${file} FAILED verification: ${report.problem}`,
+        data: report,
+        exitCode: report.ok ? 0 : 1,
       };
     },
   },
@@ -326,6 +393,17 @@ export const COMMANDS: Command[] = [
       'Starts the server: the API, the dashboard and the consent pages of every organization, on PORT\n' +
       '(3000). It migrates the store first. SIGTERM or SIGINT (Ctrl-C) stops it after in-flight requests.',
     options: {},
+  },
+  {
+    name: 'stop',
+    args: [],
+    summary: 'Stop the server running on the data directory (embedded store)',
+    description:
+      'Asks the server that holds DATA_DIR to stop, over its control socket (DATA_DIR/assent.sock; SIGTERM\n' +
+      'to the pid in DATA_DIR/assent.lock when the socket does not answer), and waits until it has finished\n' +
+      'its in-flight requests and released the directory (at most 20 s). Exit 0 also when no server runs.\n' +
+      'With DATABASE_URL, stop the server with SIGTERM or Ctrl-C (npm start passes both on) instead.',
+    options: { json: { ...JSON_OPTION, help: 'print {stopped, pid}' } },
   },
 ];
 

@@ -1,11 +1,14 @@
 // The `assent` command: organizations, API keys, migrations and the server. It calls feature services
 // directly (never HTTP), on the same DATA_DIR / DATABASE_URL as the server. The commands, their options
-// and their help are a table (commands.ts); this file finds the command, parses, and prints.
+// and their help are a table (commands.ts); this file finds the command, parses, and prints. When a
+// server holds the embedded store's data directory, the command runs inside that server instead,
+// handed over its control socket (control-socket.ts): same services, same output.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Config } from '../config.js';
 import { openStore } from '../platform/db/store.js';
-import { DataDirBusyError } from '../platform/db/data-dir-lock.js';
+import { DataDirBusyError, dataDirHolder } from '../platform/db/data-dir-lock.js';
+import { ControlRefusedError, sendControl } from './control-socket.js';
 import { StoreUnavailableError } from '../platform/db/connection-errors.js';
 import { TenantRoleError } from '../platform/db/tenant-role.js';
 import { AppError } from '../platform/http/errors.js';
@@ -15,7 +18,7 @@ import { serve } from '../main.js';
 import { MissingSecretKeyError, resolveSecretKey } from '../platform/crypto/secret-key.js';
 import { createSigningKeyring } from '../platform/crypto/signing-keys.js';
 import { createReceiptService, type ReceiptService } from '../features/receipts/index.js';
-import { COMMANDS, UsageError, commandHelp, globalHelp, groupHelp, groupOf, usageLine, type Command, type CommandContext, type CommandInput, type CommandOutput, type OptionSpec } from './commands.js';
+import { COMMANDS, UsageError, commandHelp, globalHelp, groupHelp, groupOf, usageLine, type Command, type CommandInput, type CommandOutput, type OptionSpec } from './commands.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -77,6 +80,60 @@ async function executeHere(command: Command, input: CommandInput, config: Config
   }
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long a command waits for a server that holds the data directory to open its control socket. */
+const STARTING_SERVER_WAIT_MS = 30_000;
+
+/**
+ * Runs the command here; when a server holds the embedded store's data directory, in that server,
+ * through its control socket. A server that does not answer there leaves the refusal as it was.
+ */
+async function execute(command: Command, input: CommandInput, config: Config): Promise<CommandOutput> {
+  try {
+    return await executeHere(command, input, config);
+  } catch (e) {
+    if (!(e instanceof DataDirBusyError) || e.holder !== 'server' || config.databaseUrl) throw e;
+    // A server that is still starting (migrating) holds the directory before its socket listens.
+    const deadline = Date.now() + STARTING_SERVER_WAIT_MS;
+    let answer = await sendControl(config.dataDir, { command: command.name, input });
+    while (!answer && Date.now() < deadline && dataDirHolder(config.dataDir)?.holder === 'server') {
+      await sleep(200);
+      answer = await sendControl(config.dataDir, { command: command.name, input });
+    }
+    if (!answer) throw e;
+    if (answer.ok) return answer.output;
+    if (answer.kind === 'usage') throw new UsageError(answer.message);
+    throw new ControlRefusedError(answer.message);
+  }
+}
+
+
+/** `assent stop`: asks the server holding DATA_DIR to stop (SIGTERM when its socket does not answer), and waits until it has released the directory. */
+async function stopServer(config: Config, timeoutMs = 20_000): Promise<CommandOutput> {
+  if (config.databaseUrl) {
+    throw new UsageError(
+      'assent stop stops a server on the embedded store (DATA_DIR). With DATABASE_URL set, stop the server with SIGTERM or Ctrl-C (npm start passes both on), or through its process manager.',
+    );
+  }
+  const held = dataDirHolder(config.dataDir);
+  if (!held) return { human: `No Assent server is running on ${config.dataDir}: nothing to stop`, data: { stopped: false, pid: null } };
+  if (held.holder !== 'server') throw new ControlRefusedError(`The data directory ${config.dataDir} is held by an assent command (pid ${held.pid}), not a server: let it finish`);
+  // A server still starting opens its socket once it listens; SIGTERM is the fallback after that.
+  const asked = Date.now() + STARTING_SERVER_WAIT_MS;
+  let answer = await sendControl(config.dataDir, { command: 'stop' }, 10_000).catch(() => null);
+  while (!answer && Date.now() < asked && dataDirHolder(config.dataDir)?.pid === held.pid) {
+    await sleep(200);
+    answer = await sendControl(config.dataDir, { command: 'stop' }, 10_000).catch(() => null);
+  }
+  if (!answer?.ok && dataDirHolder(config.dataDir)?.pid === held.pid) process.kill(held.pid, 'SIGTERM');
+  const deadline = Date.now() + timeoutMs;
+  while (dataDirHolder(config.dataDir)?.pid === held.pid) {
+    if (Date.now() > deadline) throw new ControlRefusedError(`The Assent server (pid ${held.pid}) is still running ${timeoutMs / 1000} s after it was asked to stop`);
+    await sleep(100);
+  }
+  return { human: `Stopped the Assent server (pid ${held.pid}); ${config.dataDir} is free`, data: { stopped: true, pid: held.pid } };
+}
+
 async function run(argv: string[], config: () => Config): Promise<number> {
   const loose = parseArgs({ args: argv, allowPositionals: true, strict: false, options: { ...ALL_OPTIONS, help: { type: 'boolean', short: 'h' } } });
   const words = loose.positionals;
@@ -128,14 +185,17 @@ async function run(argv: string[], config: () => Config): Promise<number> {
   const input: CommandInput = { args, options };
   command.check?.(input);
 
-  if (!command.execute) {
+  if (command.name === 'serve') {
     await serve(config());
     return 0;
   }
+  if (command.offline) {
+    const result = await command.offline(input);
+    process.stdout.write(options.json ? JSON.stringify(result.data, null, 2) + '\n' : result.human + '\n');
+    return result.exitCode ?? 0;
+  }
   if (options['password-stdin']) input.password = await readPassword();
-  const result = command.storeless
-    ? await command.execute(input, undefined as unknown as CommandContext)
-    : await executeHere(command, input, config());
+  const result = command.name === 'stop' ? await stopServer(config()) : await execute(command, input, config());
   process.stdout.write(options.json ? JSON.stringify(result.data, null, 2) + '\n' : result.human + '\n');
   return result.exitCode ?? 0;
 }
@@ -150,7 +210,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stderr.write(`assent: ${(e as Error).message}\n`);
       return 2;
     }
-    if (e instanceof AppError || e instanceof ConfigError || e instanceof DataDirBusyError || e instanceof StoreUnavailableError || e instanceof TenantRoleError) {
+    if (e instanceof AppError || e instanceof ControlRefusedError || e instanceof ConfigError || e instanceof DataDirBusyError || e instanceof StoreUnavailableError || e instanceof TenantRoleError) {
       process.stderr.write(`assent: ${e.message}\n`);
       return 1;
     }

@@ -88,7 +88,8 @@ export function createRedisCounter(options: { url: string; windowMs: number; pre
       return { count, resetInMs: ttl(pttl) };
     },
     async decrement(key) {
-      await redis.eval("if redis.call('exists', KEYS[1]) == 1 then return redis.call('decr', KEYS[1]) else return 0 end", 1, k(key));
+      // Never below 0 (a success after the window reset), never starting a window.
+      await redis.eval("if tonumber(redis.call('get', KEYS[1]) or '0') > 0 then return redis.call('decr', KEYS[1]) else return 0 end", 1, k(key));
     },
     async reset(key) {
       await redis.del(k(key));

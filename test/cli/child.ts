@@ -82,14 +82,15 @@ export interface CliResult {
   stderr: string;
 }
 
-function assent(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['bin/assent.mjs', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+function assent(args: string[], env: Record<string, string>, stdin: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
+  return spawn(process.execPath, ['bin/assent.mjs', ...args], { cwd: ROOT, env: childEnv(env), stdio: [stdin, 'pipe', 'pipe'] });
 }
 
-/** Runs one CLI command to completion (killed after timeoutMs). */
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+/** Runs one CLI command to completion (killed after timeoutMs); `stdin`, when given, is its standard input. */
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000, stdin?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = assent(args, env);
+    const child = assent(args, env, stdin === undefined ? 'ignore' : 'pipe');
+    if (stdin !== undefined) child.stdin!.end(stdin);
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d));
@@ -160,7 +161,7 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** Starts `assent serve` on a free port and resolves once it has logged "Assent listening". */
-export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
   const port = await freePort();
   const child = assent(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
   const logs: LogLine[] = [];

@@ -287,6 +287,7 @@ describe('platform endpoints', () => {
                     properties: { field: expect.objectContaining({ type: 'string' }), message: expect.objectContaining({ type: 'string' }) },
                   }),
                 }),
+                hint: expect.objectContaining({ type: 'string' }),
               },
             }),
           );

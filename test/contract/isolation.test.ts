@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { storeKind } from '../support/store.js';
 import type { Database } from '../../src/platform/db/types.js';
-import { slugFromHost } from '../../src/platform/auth/tenant-host.js';
+import { addressOf, slugFromHost } from '../../src/platform/auth/tenant-host.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -143,11 +143,23 @@ test('§1 tenant from Host: the first label under BASE_DOMAIN, case-insensitive,
   expect(slugFromHost(undefined, 'localhost')).toBeNull();
 });
 
+test('§9 the bare host: the base domain and any host that is not under it; an organization host otherwise', () => {
+  for (const host of ['localhost:3000', 'LOCALHOST', '127.0.0.1:3000', '[::1]:3000', 'proxy.internal', undefined]) {
+    expect(addressOf(host, 'localhost')).toEqual({ kind: 'bare' });
+  }
+  expect(addressOf('acme.localhost:3000', 'localhost')).toEqual({ kind: 'organization', slug: 'acme' });
+  // Under the base domain but not a possible slug: an organization host that names nobody (401).
+  expect(addressOf('a.b.localhost', 'localhost')).toEqual({ kind: 'organization', slug: null });
+  expect(addressOf('privacy.example.com', 'privacy.example.com')).toEqual({ kind: 'bare' });
+});
+
 test('§1 X-Forwarded-Host is ignored unless TRUST_PROXY is set', async () => {
   const a = await t.tenant(['grievances']);
-  const res = await t.call({ method: 'GET', url: '/grievance/user/u', org: 'localhost', key: a.key, headers: { 'x-forwarded-host': a.host } });
+  const b = await t.tenant(['grievances']);
+  // Addressed to b's host, forwarded for a's: without TRUST_PROXY the Host decides, and a's key is not b's.
+  const res = await t.call({ method: 'GET', url: '/grievance/user/u', org: b, key: a.key, headers: { 'x-forwarded-host': a.host } });
   expect(res.statusCode).toBe(401);
-  const proxied = await buildTestApp({ env: { TRUST_PROXY: 'true' } });
+  const proxied = await buildTestApp({ env: { TRUST_PROXY: '1' } });
   try {
     const b = await proxied.tenant(['grievances']);
     const ok = await proxied.call({ method: 'GET', url: '/grievance/user/u', org: 'proxy.internal', key: b.key, headers: { 'x-forwarded-host': b.host } });

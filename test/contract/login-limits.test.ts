@@ -58,6 +58,36 @@ describe.each([
   });
 });
 
+describe('the longer back-off, for the address only (injected clock)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // The day's limit lowered from 200 to 60 to keep the test short; the rule is the same.
+    t = await buildTestApp({ env: { LOGIN_ADDRESS_DAILY_LIMIT: '60' } });
+  });
+  afterAll(async () => t?.close());
+
+  test('an address past its daily failures waits out the day; the owner signs in from elsewhere', async () => {
+    const email = await owner(t);
+    const attacker = randomAddress();
+    // 30 failures per 15 minutes (under the short cap of 50), over two windows: 60 in all, each one checked.
+    for (let window = 0; window < 2; window++) {
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => attempt(t, `nobody-${window}-${i}@example.com`, 'guess', attacker)));
+      expect(answers.map((r) => r.statusCode)).toEqual(Array(30).fill(401));
+      t.clock.advance(15 * 60_000 + 1);
+    }
+    // A fresh 15-minute window, yet the address is refused: for the rest of its day, not 15 minutes.
+    const refused = await attempt(t, email, PASSWORD, attacker);
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(15 * 60);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(24 * 3600);
+    // The owner of the email, from their own address, is not held back.
+    expect((await attempt(t, email, PASSWORD, randomAddress())).statusCode).toBe(200);
+    // A day after the first failure the address may try again.
+    t.clock.advance(24 * 3600_000);
+    expect((await attempt(t, email, PASSWORD, attacker)).statusCode).toBe(200);
+  });
+});
+
 describe.skipIf(!process.env.TEST_REDIS_URL)('Redis throttle keys', () => {
   let t: TestApp;
   let redis: Redis;

@@ -555,7 +555,7 @@ describe('requests (grievance tickets)', () => {
     const page = main((await b.get(`/rights/requests/${id}`)).body);
     expect(page).toContain('<dt>Status</dt><dd><strong>In progress</strong></dd>');
     expect(page).toMatch(/<li><time[^>]*>[^<]+<\/time>: Made: Open<\/li><li><time[^>]*>[^<]+<\/time>: Open → In progress<\/li>/);
-    expect(page).toMatch(/<li class="message system"><p class="from"><strong>Status update<\/strong> · <time[^>]*>[^<]+<\/time><\/p><p class="notice">Status changed from open to in progress<\/p><\/li>/);
+    expect(page).toMatch(/<li class="message system"><p class="from"><strong>Status update<\/strong> · <time[^>]*>[^<]+<\/time><\/p><p class="notice">Status changed from Open to In progress<\/p><\/li>/);
     expect(page).toMatch(/<li class="message agent"><p class="from"><strong>The organization<\/strong> · <time[^>]*>[^<]+<\/time><\/p><p class="notice">We are collecting it.\nExpect it within a week.<\/p><\/li>/);
 
     const sent = await b.post(`/rights/requests/${id}/messages?lang=en`, { message: 'Thank you!' });
@@ -571,6 +571,50 @@ describe('requests (grievance tickets)', () => {
     expect(empty.statusCode).toBe(400);
     expect(main(empty.body)).toContain('<li>Your message: please fill this in.</li>');
     expect(await b.post(`/rights/requests/${id}/messages`, { message: 'no token' }, { csrf: false }).then((r) => r.statusCode)).toBe(403);
+  });
+
+  test('the due date on the list and the page: days left, then days late with "Overdue", paused on hold; in Hindi too, with the status change said in Hindi', async () => {
+    const a = await t.tenant();
+    let b = await signedIn(a, 'dp-1');
+    const filed = await b.post('/rights/requests', { category: 'erasure', subject: 'Erase me', description: 'Please.' });
+    const id = /requests\/(GRV-[A-Z0-9]{8})/.exec(filed.headers.location as string)![1]!;
+    const due = new Date(t.clock.now().getTime() + 30 * 86_400_000).toISOString();
+    const dueTime = `<time datetime="${due}">`;
+    t.clock.advance(27.5 * 86_400_000);
+    b = await signedIn(a, 'dp-1'); // a token lives an hour: sign in again after the clock moved
+    let list = main((await b.get('/rights/requests')).body);
+    expect(list).toContain(`<br>Answer due by: ${dueTime}`);
+    expect(list).toMatch(/Answer due by: <time[^>]*>[^<]+<\/time> \(3 days left\)<\/li>/);
+    expect(list).not.toContain('Overdue');
+    let page = main((await b.get(`/rights/requests/${id}`)).body);
+    expect(page).toMatch(new RegExp(`<dt>Answer due by</dt><dd>${dueTime}[^<]+</time> \\(3 days left\\)</dd>`));
+
+    t.clock.advance(4 * 86_400_000); // 1.5 days late
+    b = await signedIn(a, 'dp-1');
+    list = main((await b.get('/rights/requests')).body);
+    expect(list).toMatch(/\(2 days late\) <span class="badge overdue">Overdue<\/span><\/li>/);
+    page = main((await b.get(`/rights/requests/${id}`)).body);
+    expect(page).toMatch(/<dt>Answer due by<\/dt><dd><time[^>]*>[^<]+<\/time> \(2 days late\) <span class="badge overdue">Overdue<\/span><\/dd>/);
+
+    expect((await t.call({ method: 'POST', url: `/api/v1/grievances/${id}/status`, org: a, key: a.key, body: { status: 'on_hold', note: 'internal' } })).statusCode).toBe(200);
+    page = main((await b.get(`/rights/requests/${id}`)).body);
+    expect(page).toContain('(2 days late; the clock is paused while the request is on hold) <span class="badge overdue">Overdue</span>');
+    expect(page).toContain('<p class="notice">Status changed from Open to On hold</p>');
+    expect(page).not.toContain('internal');
+
+    const hindi = main((await b.get(`/rights/requests/${id}?lang=hi`)).body);
+    expect(hindi).toContain('<dt>उत्तर की अंतिम तिथि</dt>');
+    expect(hindi).toContain('(2 दिन की देरी; अनुरोध रुका होने तक समय की गिनती रुकी है) <span class="badge overdue">समय सीमा पार</span>');
+    expect(hindi).toContain('<p class="notice">स्थिति खुला से बदलकर रुका हुआ की गई</p>');
+    expect(hindi).not.toContain('Status changed');
+    expect(main((await b.get('/rights/requests?lang=hi')).body)).toContain('उत्तर की अंतिम तिथि: <time');
+
+    // Answered: no clock on the list; the page says so.
+    expect((await t.call({ method: 'POST', url: `/api/v1/grievances/${id}/status`, org: a, key: a.key, body: { status: 'resolved' } })).statusCode).toBe(200);
+    expect(main((await b.get('/rights/requests')).body)).not.toContain('Answer due by');
+    page = main((await b.get(`/rights/requests/${id}`)).body);
+    expect(page).toMatch(/<dt>Answer due by<\/dt><dd><time[^>]*>[^<]+<\/time> \(answered\)<\/dd>/);
+    expect(page).toContain('<p class="notice">Status changed from On hold to Resolved</p>');
   });
 
   test("another person's request, or one that does not exist: 404 to read and to write on", async () => {

@@ -6,6 +6,8 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { manualClock } from '../../src/platform/clock.js';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 
 type Tenant = TestOrg & { key: string };
@@ -282,7 +284,13 @@ describe('banner flow', () => {
     expect((await fl.fetchBanner(cp.id, undefined, 'someone-else', token)).status).toBe(401);
 
     // notice_shown (the notice-only banner's "I understand") records no consent either.
-    const notice = await fl.submitConsent(b.collection_point, { ...body('notice_shown', 'shown'), purposes: [] });
+    // banner_service.dart sendNoticeShown: every purpose `shown`, metadata.performance.notice_logged_at set.
+    const noticeBody = body('notice_shown', 'shown');
+    const notice = await fl.submitConsent(b.collection_point, {
+      ...noticeBody,
+      purposes: noticeBody.purposes.map((p) => ({ ...p, consented: 'shown' })),
+      metadata: { ...noticeBody.metadata, button_used: 'i_understand', performance: { notice_logged_at: 1_795_000_000 } },
+    });
     expect([notice.status, notice.json.recorded]).toEqual([201, false]);
     expect((await current(a, cp.id, 'dp-fl')).consent_action).toBe('approved');
   });
@@ -572,5 +580,332 @@ describe('Rights Center settings (organization side)', () => {
     expect([refused.statusCode, refused.json().code]).toEqual([403, 'missing_scope']);
     const audit = await t.db.system.query<{ action: string }>("select action from audit_log where org_id = $1 and action like 'organization.rights%'", [a.id]);
     expect(audit).toHaveLength(1);
+  });
+});
+
+// ─── The conversation on a ticket (both SDKs' grievance chat) ───────────────
+
+/** The SDKs' own reading of a message (RN getGrievanceMessages, Flutter GrievanceMessage.fromJson). */
+function expectSdkMessage(m: any) {
+  str(m.id ?? m.message_id);
+  expect(['user', 'agent', 'system']).toContain(m.sender);
+  str(m.message);
+  expect(Number.isNaN(new Date(m.created_at).getTime())).toBe(false);
+  expect(m.attachment_url === null || typeof m.attachment_url === 'string').toBe(true);
+  expect(m.attachment_name === null || typeof m.attachment_name === 'string').toBe(true);
+}
+
+describe('grievance conversation', () => {
+  test('React Native: reads and writes on its ticket with the token; the organization sees `user`, the SDK sees the answer and the status change', async () => {
+    const { a, sdkKey } = await setUp();
+    const rn = reactNative(a, { apiKey: sdkKey });
+    rn.setAuth('dp-chat', await mint(a, 'dp-chat'));
+    const ticket = (await rn.api('POST', '/api/v1/internal/grievance', { client_user_id: 'dp-chat', subject: 'Spam', category: 'Privacy Concern', description: 'Too many SMS' })).json;
+    // The SDK opens the thread by ticket_id (or id when there is none): encodeURIComponent, as rightsCenterApi.ts builds it.
+    const path = `/api/v1/internal/grievance/${encodeURIComponent(ticket.ticket_id || ticket.id)}/messages`;
+    const empty = await rn.api('GET', path);
+    expectJson(empty, 200);
+    expect(empty.json).toEqual([]);
+
+    const sent = await rn.api('POST', path, { sender: 'user', message: 'Any news?' });
+    expectJson(sent, 201);
+    expectSdkMessage(sent.json);
+    expect(sent.json).toMatchObject({ sender: 'user', message: 'Any news?', attachment_url: null });
+
+    // The organization's side: the same conversation, the person's message as `user`; its answer and a status change.
+    const org = await admin(a, 'GET', `/grievance/${ticket.ticket_id}/messages`);
+    expect(org.json().map((m: any) => [m.id, m.sender, m.message])).toEqual([[sent.json.id, 'user', 'Any news?']]);
+    expect((await admin(a, 'POST', `/grievance/${ticket.ticket_id}/messages`, { message: 'Looking into it', attachment_url: 'https://files.example.com/notes/reply.pdf' })).statusCode).toBe(201);
+    expect((await admin(a, 'POST', `/api/v1/grievances/${ticket.ticket_id}/status`, { status: 'in_progress' })).statusCode).toBe(200);
+
+    // What the SDK polls every 5 s: oldest first, every field it reads.
+    const thread = await rn.api('GET', path);
+    expectJson(thread, 200);
+    thread.json.forEach(expectSdkMessage);
+    expect(thread.json.map((m: any) => [m.sender, m.message])).toEqual([
+      ['user', 'Any news?'],
+      ['agent', 'Looking into it'],
+      ['system', 'Status changed from open to in progress'],
+    ]);
+    expect(thread.json[1]).toMatchObject({ attachment_url: 'https://files.example.com/notes/reply.pdf', attachment_name: 'reply.pdf' });
+    // The same conversation as the person's own API shows it.
+    const me = await t.call({ method: 'GET', url: `/api/v1/me/grievances/${ticket.ticket_id}/messages`, org: a, headers: { authorization: `Bearer ${rn.rc.token}` } });
+    expect(me.json().map((m: any) => m.id)).toEqual(thread.json.map((m: any) => m.id));
+
+    // Bad input: 400 naming the field, nothing written.
+    for (const body of [{ sender: 'user', message: '' }, { sender: 'user' }, { sender: 'user', message: 'x'.repeat(5001) }]) {
+      const bad = await rn.api('POST', path, body);
+      expect([bad.status, bad.json.code, bad.json.details.map((d: any) => d.field)]).toEqual([400, 'validation_failed', ['message']]);
+    }
+    expect((await rn.api('GET', path)).json).toHaveLength(3);
+  });
+
+  test("Flutter: Dart's headers on the bodiless GET, the body as sent (`sender` is the token's to decide), string ids", async () => {
+    const { a, sdkKey } = await setUp();
+    const fl = flutter(a, { apiKey: sdkKey, userId: 'dp-chat-fl', authToken: await mint(a, 'dp-chat-fl') });
+    const created = await fl.request('POST', '/api/v1/internal/grievance', { client_user_id: 'dp-chat-fl', subject: 'Access', category: 'Data Access', description: 'Send me my data' });
+    const ticket = created.json.data ?? created.json;
+    // native_right_center.dart opens `ticket_id ?? id`; rights_center_api.dart puts it in the path as is.
+    const path = `/api/v1/internal/grievance/${ticket.ticket_id ?? ticket.id}/messages`;
+    const sent = await fl.request('POST', path, { sender: 'agent', message: 'Hello from the app' });
+    expect([200, 201]).toContain(sent.status);
+    const m = sent.json.data ?? sent.json;
+    expectSdkMessage(m);
+    // A person cannot speak as the organization: the token makes the sender `user`.
+    expect(m).toMatchObject({ sender: 'user', message: 'Hello from the app' });
+    const list = await fl.request('GET', path);
+    expectJson(list, 200);
+    const items = Array.isArray(list.json) ? list.json : list.json.data;
+    items.forEach(expectSdkMessage);
+    expect(items.map((x: any) => [String(x.id ?? x.message_id), x.sender])).toEqual([[m.id, 'user']]);
+    expect((await admin(a, 'GET', `/grievance/${ticket.ticket_id}/messages`)).json().map((x: any) => x.sender)).toEqual(['user']);
+  });
+
+  test("a person's token cannot read or write another person's conversation; an sdk key alone reaches none", async () => {
+    const { a, sdkKey } = await setUp();
+    const theirs = (await admin(a, 'POST', '/grievance', { client_user_id: 'dp-b', subject: 'Mine', description: 'Private', category: 'other' })).json();
+    await admin(a, 'POST', `/grievance/${theirs.ticket_id}/messages`, { message: 'For dp-b only' });
+    const path = `/api/v1/internal/grievance/${theirs.ticket_id}/messages`;
+
+    const rn = reactNative(a, { apiKey: sdkKey });
+    rn.setAuth('dp-a', await mint(a, 'dp-a'));
+    const read = await rn.api('GET', path);
+    expect([read.status, read.json.code]).toEqual([404, 'not_found']);
+    expect(read.text).not.toContain('For dp-b only');
+    const wrote = await rn.api('POST', path, { sender: 'user', message: 'Not mine' });
+    expect([wrote.status, wrote.json.code]).toEqual([404, 'not_found']);
+    // Naming the other person as X-User-Id does not help: the token is A's.
+    rn.rc.userId = 'dp-b';
+    expect((await rn.api('GET', path)).json.code).toBe('dp_token_other_person');
+
+    // The key alone (no token): no conversation at all, with or without a user id.
+    const keyOnly = reactNative(a, { apiKey: sdkKey, userId: 'dp-b' });
+    for (const [method, body] of [['GET', undefined], ['POST', { sender: 'user', message: 'Hi' }]] as const) {
+      const res = await keyOnly.api(method, path, body);
+      expect([method, res.status, res.json.code]).toEqual([method, 401, 'bearer_token_required']);
+    }
+    const fl = flutter(a, { apiKey: sdkKey, userId: 'dp-b' });
+    expect((await fl.request('GET', path)).status).toBe(401);
+    expect((await admin(a, 'GET', `/grievance/${theirs.ticket_id}/messages`)).json().map((m: any) => m.message)).toEqual(['For dp-b only']);
+  });
+
+  test('the WebSocket the SDKs try first is not served: a JSON 404 (they poll instead), and its query string (token, key) is never logged', async () => {
+    const { a, sdkKey } = await setUp();
+    const token = await mint(a, 'dp-ws');
+    const lines: string[] = [];
+    const logged = await buildApp({ config: { ...t.config, logLevel: 'info' }, db: t.db, clock: manualClock(), logStream: { write: (line: string) => void lines.push(line) } });
+    await logged.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const wsPort = (logged.server.address() as AddressInfo).port;
+      // rightsCenterApi.ts grievanceWebSocketUri / rights_center_api.dart: /ws/grievance/{ticketId}?token=&api_key=&org_id=
+      const query = new URLSearchParams({ token, api_key: sdkKey, org_id: a.slug }).toString();
+      const res = await new Promise<Reply>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: wsPort,
+            method: 'GET',
+            path: `/ws/grievance/GRV-AAAAAAAA?${query}`,
+            headers: { host: `${a.slug}.localhost:${wsPort}`, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+          },
+          (r) => {
+            const chunks: Buffer[] = [];
+            r.on('data', (c: Buffer) => chunks.push(c));
+            r.on('end', () => {
+              const text = Buffer.concat(chunks).toString('utf8');
+              resolve({ status: r.statusCode!, headers: r.headers, text, json: JSON.parse(text) });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+      expect(res.status).toBe(404);
+      expect(res.json).toMatchObject({ error: expect.any(String) });
+      expect(lines.length).toBeGreaterThan(0);
+      const log = lines.join('\n');
+      for (const secret of [token, sdkKey, token.slice(4), 'api_key=']) expect(log).not.toContain(secret);
+    } finally {
+      await logged.close();
+    }
+  });
+});
+
+// ─── Flutter's non_sso Rights Center, and what the person-side services decide ─
+
+describe('Rights Center through the person-side services', () => {
+  test('Flutter, non_sso: Dart code sign-in (`assetId: null`), the contact person, consent status, rights requests as Dart sends them', async () => {
+    const { a, sdkKey, cp } = await setUp();
+    await admin(a, 'PUT', '/api/v1/data-principals/dp-otp', { phone: '+919876500011' });
+    await admin(a, 'PUT', '/api/v1/organization/dpo', { full_name: 'Priya Rao', email: 'dpo@example.com', qualifications: 'CIPP/E' });
+    await admin(a, 'PATCH', '/api/v1/organization/rights-center-settings', { access_mode: 'non_sso' });
+    await personWithConsent(a, sdkKey, cp, 'dp-otp');
+    const fl = flutter(a, { apiKey: sdkKey });
+
+    const settings = await fl.request('GET', '/api/v1/internal/rights-center/settings/global');
+    const rc = settings.json.data ?? settings.json;
+    expect(rc.access_mode).toBe('non_sso');
+    // RightsCenterSettings.fromJson: one wrong type and the widget falls back to its defaults; colours go through _hexToColor.
+    for (const k of ['access_mode', 'background_color', 'primary_text_color', 'secondary_text_color', 'button_color', 'button_text_color', 'font_family', 'grievance_mode', 'grievance_external_url', 'consents_section_title', 'rights_section_title', 'nominees_section_title', 'transparency_description']) {
+      expect([k, typeof rc[k]]).toEqual([k, 'string']);
+    }
+    for (const k of ['show_consents_section', 'show_rights_section', 'show_nominees_section', 'show_transparency_section', 'show_dpo_section', 'show_grievance_section', 'dpo_qualifications_enabled', 'dpo_responsibilities_enabled', 'dpo_working_hours_enabled', 'dpo_response_time_enabled']) {
+      expect([k, typeof rc[k]]).toEqual([k, 'boolean']);
+    }
+    for (const k of ['background_color', 'primary_text_color', 'secondary_text_color', 'button_color', 'button_text_color']) expect([k, rc[k]]).toEqual([k, expect.stringMatching(/^#[0-9a-fA-F]{6}$/)]);
+    // rights_center_api.dart sendOtp/verifyOtp: `assetId` goes out as null when the widget has none.
+    expect((await fl.request('POST', '/api/v1/internal/rights-center-access/send-otp', { assetId: null, phone: '9876500011', countryCode: '+91' })).status).toBe(202);
+    const verified = await fl.request('POST', '/api/v1/internal/rights-center-access/verify-otp', { assetId: null, phone: '9876500011', countryCode: '+91', otp: await lastCodeFor(a, '+919876500011') });
+    expectJson(verified, 200);
+    const data = verified.json.data ?? verified.json;
+    const accessToken = data.accessToken ?? data.access_token;
+    const dataPrincipalId = data.dataPrincipalId ?? data.data_principal_id;
+    str(accessToken);
+    expect(dataPrincipalId).toBe('dp-otp');
+    fl.state.userId = dataPrincipalId;
+    fl.state.authToken = accessToken;
+
+    // DPOInfo.fromJson: String? each.
+    const dpo = await fl.request('GET', '/api/v1/internal/dpo');
+    const d = dpo.json.data ?? dpo.json;
+    for (const k of ['full_name', 'email', 'appointment_date', 'qualifications', 'responsibilities', 'working_hours', 'response_time']) expect([k, d[k] === null || typeof d[k] === 'string']).toEqual([k, true]);
+    expect(d).toMatchObject({ full_name: 'Priya Rao', qualifications: 'CIPP/E' });
+
+    // getUserConsentsFlat: the banners with purposes, then the status overlay (timestamp ISO, purpose_consents).
+    const groups = await fl.request('GET', `/api/v1/internal/consent/user/${encodeURIComponent('dp-otp')}`);
+    for (const p of groups.json[0].purposes) {
+      for (const v of [p.id, p.name, p.description, p.expiry_period, p.consented, p.status, p.purpose_type]) str(v);
+      expect(typeof p.is_mandatory).toBe('boolean');
+      expect(typeof p.is_legitimate).toBe('boolean');
+    }
+    const status = await fl.request('GET', `/api/v1/internal/consent/user-consent-status?userId=${encodeURIComponent('dp-otp')}`);
+    const latest = status.json.collectionPoints[0].latest_consent;
+    expect(Number.isNaN(Date.parse(latest.timestamp))).toBe(false);
+    expect(latest.purpose_consents.map((p: any) => [p.purpose_id, p.status])).toEqual(cp.purposes.map((p: any, i: number) => [p.id, i < 2 ? 'accepted' : 'declined']));
+
+    // Rights requests exactly as Dart builds them; tickets filed for the person, through POST /api/v1/me/grievances' service.
+    const access = await fl.request('POST', '/api/v1/internal/rights-requests/access-request', {
+      user_id: 'dp-otp',
+      subject: 'Data Access Request',
+      description: 'User requested access to personal data from Rights Center.',
+      metadata: { asset_id: null, source: 'Rights Center' },
+    });
+    expectJson(access, 201);
+    const deletion = await fl.request('POST', '/api/v1/internal/rights-requests/deletion-request', {
+      user_id: 'dp-otp',
+      reason: 'User requested data deletion from Rights Center',
+      metadata: { asset_id: null, requested_at: '2026-11-28T10:00:00.000', source: 'Rights Center' },
+    });
+    expectJson(deletion, 201);
+    const mine = await t.call({ method: 'GET', url: '/api/v1/me/grievances', org: a, headers: { authorization: `Bearer ${accessToken}` } });
+    expect(mine.json().map((g: any) => [g.ticket_id, g.category, g.client_user_id, g.description])).toEqual([
+      [deletion.json.ticket_id, 'erasure', 'dp-otp', 'User requested data deletion from Rights Center'],
+      [access.json.ticket_id, 'data_access', 'dp-otp', 'User requested access to personal data from Rights Center.'],
+    ]);
+    // Only as themselves: the request naming someone else is refused, nothing filed.
+    const forOther = await fl.request('POST', '/api/v1/internal/rights-requests/deletion-request', { user_id: 'dp-other', reason: 'x' });
+    expect([forOther.status, forOther.json.code]).toEqual([401, 'dp_token_other_person']);
+    expect((await admin(a, 'GET', '/grievance/user/dp-other')).json()).toEqual([]);
+  });
+
+  test("a nominee change is the person's change: a verified nominee whose identity changes goes back to pending; the same form keeps it verified", async () => {
+    const { a, sdkKey } = await setUp();
+    const fl = flutter(a, { apiKey: sdkKey, userId: 'dp-nom', authToken: await mint(a, 'dp-nom') });
+    const form = { nominee_name: 'Meera', relationship: 'Parent', nominee_email: 'meera@example.com', nominee_mobile: '+919876500021' };
+    const created = await fl.request('POST', '/api/v1/internal/nominee', { ...form, purpose_of_appointment: '', client_user_id: 'dp-nom' });
+    expectJson(created, 201);
+    const id = created.json.id;
+    expect(created.json).toMatchObject({ status: 'pending', relationship: 'Parent', purpose_of_appointment: null });
+    expect((await admin(a, 'PUT', `/nominee/${id}`, { status: 'verified' })).json().status).toBe('verified');
+
+    // Flutter resends the whole form (purpose added): who the nominee is did not change.
+    const same = await fl.request('PUT', `/api/v1/internal/nominee/${id}`, { ...form, purpose_of_appointment: 'Acts for me' });
+    expectJson(same, 200);
+    expect(same.json).toMatchObject({ id, status: 'verified', purpose_of_appointment: 'Acts for me' });
+    // A new mobile number is someone the organization has not verified.
+    const changed = await fl.request('PUT', `/api/v1/internal/nominee/${id}`, { ...form, nominee_mobile: '+919876500022' });
+    expectJson(changed, 200);
+    expect(changed.json).toMatchObject({ id, status: 'pending', nominee_mobile: '+919876500022', purpose_of_appointment: null });
+    // The person's own API sees the same nominee.
+    const me = await t.call({ method: 'GET', url: '/api/v1/me/nominees', org: a, headers: { authorization: `Bearer ${fl.state.authToken}` } });
+    expect(me.json().map((n: any) => [n.id, n.status, n.relationship])).toEqual([[id, 'pending', 'parent']]);
+    // A status in the body is not the person's to set (the SDK ignores fields it does not send; status is never read).
+    const sneaky = await fl.request('PUT', `/api/v1/internal/nominee/${id}`, { ...form, nominee_mobile: '+919876500022', status: 'verified' });
+    expect(sneaky.json.status).toBe('pending');
+    // Removing it (Dart: Content-Type with charset, Content-Length: 0, no body) answers JSON; a second time: 404.
+    const removed = await fl.request('DELETE', `/api/v1/internal/nominee/${id}`);
+    expectJson(removed, 200);
+    expect(removed.json).toMatchObject({ success: true, id });
+    expect((await fl.request('DELETE', `/api/v1/internal/nominee/${id}`)).status).toBe(404);
+  });
+
+  test('React Native 0.1.3: every banner from GET consent?asset_id= with an sdk key (its Rights Center seeds purposes from it)', async () => {
+    const { a, sdkKey, asset, cp } = await setUp();
+    const other = (await admin(a, 'POST', '/api/v1/assets', { name: 'Website', kind: 'website' })).json();
+    const web = (await admin(a, 'POST', '/api/v1/collection-points', { asset_id: other.id, name: 'Newsletter', notice: 'N', purposes: [{ name: 'Mail', required: false }] })).json();
+    const rn = reactNative(a, { apiKey: sdkKey, userId: 'dp-old' });
+    const all = await rn.api('GET', '/api/v1/internal/consent');
+    expectJson(all, 200);
+    expect(all.json.map((b: any) => b.collection_point).sort()).toEqual([cp.id, web.id].sort());
+    const one = await rn.api('GET', `/api/v1/internal/consent?asset_id=${encodeURIComponent(asset.id)}`);
+    expect(one.json).toHaveLength(1);
+    const b = one.json[0];
+    expect(b).toMatchObject({ collection_point: cp.id, title: 'Signup', asset: { id: asset.id } });
+    expect(b.purposes.map((p: any) => [p.id, p.name, p.is_mandatory, p.status])).toEqual(cp.purposes.map((p: any) => [p.id, p.name, p.required, 'active']));
+    expect((await rn.api('GET', '/api/v1/internal/consent?asset_id=not-an-asset')).json).toEqual([]);
+    // Another organization's key sees none of it.
+    const stranger = await t.tenant();
+    expect((await reactNative(a, { apiKey: await t.key(stranger, ['sdk']) }).api('GET', '/api/v1/internal/consent')).status).toBe(401);
+  });
+});
+
+describe("every route that acts for one person, walked with another person's records", () => {
+  test("a token of person A reaches none of B's records on the SDK surface: 401 when the request names B, 404 for B's ticket or nominee; nothing of B's changes or shows", async () => {
+    const { a, sdkKey, cp } = await setUp();
+    await personWithConsent(a, sdkKey, cp, 'dp-b');
+    const ticket = (await admin(a, 'POST', '/grievance', { client_user_id: 'dp-b', subject: 'B only', description: 'Private to B', category: 'other' })).json();
+    await admin(a, 'POST', `/grievance/${ticket.ticket_id}/messages`, { message: 'For dp-b only' });
+    const nominee = (await admin(a, 'POST', '/nominee', { user_id: 'dp-b', nominee_name: 'B nominee', nominee_email: 'bn@example.com', nominee_mobile: '+919876500031', relationship: 'parent' })).json();
+    const snapshot = async () =>
+      JSON.stringify(
+        await Promise.all([
+          admin(a, 'GET', `/consent/${cp.id}/consent?dp_id=dp-b`).then((r) => r.json()),
+          admin(a, 'GET', '/grievance/user/dp-b').then((r) => r.json()),
+          admin(a, 'GET', `/grievance/${ticket.ticket_id}/messages`).then((r) => r.json()),
+          admin(a, 'GET', '/nominee/user/dp-b').then((r) => r.json()),
+        ]),
+      );
+    const before = await snapshot();
+    const form = { nominee_name: 'Mine now', relationship: 'Child', nominee_email: 'bn@example.com', nominee_mobile: '+919876500031' };
+    // Each route as the SDK sends it, aimed at B: a path or body naming B (401), or B's record by id (404).
+    const requests: Record<string, { method: string; path: string; body?: object; status: number }> = {
+      'GET /api/v1/internal/consent/user/:userId': { method: 'GET', path: '/api/v1/internal/consent/user/dp-b', status: 401 },
+      'GET /api/v1/internal/consent/user-consent-status': { method: 'GET', path: '/api/v1/internal/consent/user-consent-status?userId=dp-b', status: 401 },
+      'POST /api/v1/internal/consent/rights-center': { method: 'POST', path: '/api/v1/internal/consent/rights-center', body: { userId: 'dp-b', purposes: [{ id: cp.purposes[1].id, name: 'Marketing', consented: 'declined' }], action: 'revoked' }, status: 401 },
+      'GET /api/v1/internal/nominee/user/:userId': { method: 'GET', path: '/api/v1/internal/nominee/user/dp-b', status: 401 },
+      'POST /api/v1/internal/nominee': { method: 'POST', path: '/api/v1/internal/nominee', body: { ...form, purpose_of_appointment: '', client_user_id: 'dp-b' }, status: 401 },
+      'PUT /api/v1/internal/nominee/:id': { method: 'PUT', path: `/api/v1/internal/nominee/${nominee.id}`, body: form, status: 404 },
+      'DELETE /api/v1/internal/nominee/:id': { method: 'DELETE', path: `/api/v1/internal/nominee/${nominee.id}`, status: 404 },
+      'GET /api/v1/internal/grievance/user/:userId': { method: 'GET', path: '/api/v1/internal/grievance/user/dp-b', status: 401 },
+      'POST /api/v1/internal/grievance': { method: 'POST', path: '/api/v1/internal/grievance', body: { client_user_id: 'dp-b', subject: 's', category: 'Other', description: 'd' }, status: 401 },
+      'POST /api/v1/internal/rights-requests/access-request': { method: 'POST', path: '/api/v1/internal/rights-requests/access-request', body: { user_id: 'dp-b', subject: 'Data Access Request' }, status: 401 },
+      'POST /api/v1/internal/rights-requests/deletion-request': { method: 'POST', path: '/api/v1/internal/rights-requests/deletion-request', body: { user_id: 'dp-b', reason: 'r' }, status: 401 },
+      'GET /api/v1/internal/grievance/:ticketId/messages': { method: 'GET', path: `/api/v1/internal/grievance/${ticket.ticket_id}/messages`, status: 404 },
+      'POST /api/v1/internal/grievance/:ticketId/messages': { method: 'POST', path: `/api/v1/internal/grievance/${ticket.ticket_id}/messages`, body: { sender: 'user', message: 'Not mine' }, status: 404 },
+    };
+    const routes = t.app.routeAccess.filter((r) => r.access !== 'public' && r.access.dataPrincipal && !r.access.apiKey && r.url.startsWith('/api/v1/internal/'));
+    // A new route for one person fails here until it is walked.
+    expect(routes.map((r) => `${r.method} ${r.url}`).sort()).toEqual(Object.keys(requests).sort());
+    const rn = reactNative(a, { apiKey: sdkKey });
+    rn.setAuth('dp-a', await mint(a, 'dp-a'));
+    rn.rc.userId = undefined; // the header names nobody: only the path, the body or the record decides
+    for (const [name, r] of Object.entries(requests)) {
+      const res = await rn.api(r.method, r.path, r.body);
+      expect([name, res.status, res.json.code]).toEqual([name, r.status, r.status === 401 ? 'dp_token_other_person' : 'not_found']);
+      for (const secret of ['B only', 'Private to B', 'For dp-b only', 'B nominee', nominee.id]) {
+        if (!r.path.includes(secret)) expect(res.text, `${name} reveals ${secret}`).not.toContain(secret);
+      }
+    }
+    expect(await snapshot()).toBe(before);
   });
 });

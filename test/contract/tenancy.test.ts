@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
+import { WRONG_HOST_HINT } from '../../src/platform/auth/access.js';
 
 interface Fixture {
   org: TestOrg & { key: string };
@@ -137,6 +138,7 @@ const ROUTES: RouteCase[] = [
   },
   { method: 'PATCH', path: '/api/v1/members/:user_id', scope: null, bearer: OWNER_ADMIN, url: (f) => `/api/v1/members/${f.memberId}`, body: { role: 'admin' }, isolation: { notFound: 'Member not found' } },
   { method: 'DELETE', path: '/api/v1/members/:user_id', scope: null, bearer: OWNER_ADMIN, url: (f) => `/api/v1/members/${f.memberId}`, isolation: { notFound: 'Member not found' } },
+  { method: 'GET', path: '/api/v1/export', scope: null, bearer: ['owner'], url: () => '/api/v1/export' },
   { method: 'GET', path: '/api/v1/audit-log', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/audit-log', isolation: { empty: (b) => b.count } },
   // Data principals (contract §7); the routes that act for a data principal are walked in data-principals.test.ts.
   { method: 'PUT', path: '/api/v1/data-principals/:dp_id', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/data-principals/dp-1', body: { name: 'Asha' } },
@@ -203,6 +205,8 @@ const WRONG_SCOPE: Record<Scope, string> = { grievances: 'consent', nominees: 'c
 
 const KEY_REQUIRED = { error: 'API key required (X-API-Key header)', code: 'api_key_required' };
 const INVALID_KEY = { error: 'Invalid API key', code: 'invalid_api_key' };
+/** A key that is active in another organization than the host's: the same 401, with a hint that says where it works. */
+const WRONG_HOST = { ...INVALID_KEY, hint: WRONG_HOST_HINT };
 const BEARER_ONLY = { error: 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key', code: 'bearer_token_required' };
 
 let t: TestApp;
@@ -287,6 +291,7 @@ describe.each(ROUTES)('$method $path', (route) => {
   const orgHeader = (slug: string): Record<string, string> => (route.orgHeader ? { 'x-org-id': slug } : {});
   // Bearer-only routes (scope null) answer any API key alone with the Bearer-only 401.
   const keyRefused = route.scope ? INVALID_KEY : BEARER_ONLY;
+  const keyElsewhere = route.scope ? WRONG_HOST : BEARER_ONLY;
   /** Credentials that pass for the organization: its admin key, or (Bearer-only routes) an owner's token. */
   const goodCredentials = async (org: TestOrg & { key: string }): Promise<{ key?: string; headers?: Record<string, string> }> =>
     route.scope ? { key: org.key } : { headers: { authorization: `Bearer ${await login(org.id, 'owner')}` } };
@@ -353,14 +358,27 @@ describe.each(ROUTES)('$method $path', (route) => {
       expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
     });
 
-    test('§3 a valid token on an unknown host or the bare domain: the non-member 403', async () => {
+    test('§3 a valid token on an unknown host: the non-member 403', async () => {
       const f = await fixture();
       const token = await login(f.org.id, 'owner');
-      for (const host of ['no-such-org.localhost', 'localhost:3000']) {
-        const res = await send(f, { host, headers: withToken(token) });
-        expect(res.statusCode).toBe(403);
-        expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
-      }
+      const res = await send(f, { host: 'no-such-org.localhost', headers: withToken(token) });
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'User not a member of this tenant', code: 'not_a_member' });
+    });
+
+    test('§9 on the bare host a token selects with X-Org-Id: accepted for its member, 403 for another organization, 400 missing or unknown', async () => {
+      const f = await fixture();
+      const token = await login(f.org.id, bearer[0]!);
+      const other = await t.tenant();
+      const ok = await send(f, { host: 'localhost:3000', headers: { ...withToken(token), 'x-org-id': f.org.slug } });
+      expect([401, 403]).not.toContain(ok.statusCode);
+      expect(ok.statusCode).toBeLessThan(500);
+      const elsewhere = await send(f, { host: 'localhost:3000', headers: { ...withToken(token), 'x-org-id': other.slug } });
+      expect([elsewhere.statusCode, elsewhere.json()]).toEqual([403, { error: 'User not a member of this tenant', code: 'not_a_member' }]);
+      const unknown = await send(f, { host: 'localhost:3000', headers: { ...withToken(token), 'x-org-id': 'no-such-org' } });
+      expect([unknown.statusCode, unknown.json().code]).toEqual([400, 'org_header_unresolved']);
+      const missing = await t.call({ method: route.method, url: route.url(f), org: 'localhost:3000', headers: withToken(token), body: bodyFor(f) });
+      expect([missing.statusCode, missing.json().code]).toEqual([400, 'org_header_missing']);
     });
 
     test('§2 an unknown, malformed, expired or logged-out token: 401 Invalid or expired token', async () => {
@@ -414,26 +432,60 @@ describe.each(ROUTES)('$method $path', (route) => {
     const other = await t.tenant(['admin']);
     const res = await send(f, { key: other.key });
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual(keyRefused);
+    expect(res.json()).toEqual(keyElsewhere);
   });
 
   test('§1 an unknown organization host looks exactly like a wrong key', async () => {
     const f = await fixture();
     const withKey = await send(f, { host: 'no-such-org.localhost', key: f.org.key });
     expect(withKey.statusCode).toBe(401);
-    expect(withKey.json()).toEqual(keyRefused);
+    expect(withKey.json()).toEqual(keyElsewhere);
+    const nobodys = await send(f, { host: 'no-such-org.localhost', key: 'ask_live_' + 'A'.repeat(32) });
+    expect(nobodys.json()).toEqual(keyRefused);
     const withoutKey = await send(f, { host: 'no-such-org.localhost' });
     expect(withoutKey.statusCode).toBe(401);
     expect(withoutKey.json()).toEqual(KEY_REQUIRED);
   });
 
-  test('§3 the bare base domain behaves like an unknown organization', async () => {
+  test('§9 on the bare host a key selects its own organization; no key, or a key that matches nothing: 401', async () => {
     const f = await fixture();
     const withKey = await send(f, { host: 'localhost:3000', key: f.org.key });
-    expect(withKey.statusCode).toBe(401);
-    expect(withKey.json()).toEqual(keyRefused);
+    if (route.scope) {
+      expect([401, 403]).not.toContain(withKey.statusCode);
+      expect(withKey.statusCode).toBeLessThan(500);
+    } else expect(withKey.json()).toEqual(BEARER_ONLY);
+    const wrongKey = await send(f, { host: 'localhost:3000', key: 'ask_live_' + 'A'.repeat(32) });
+    expect(wrongKey.json()).toEqual(keyRefused);
     const withoutKey = await send(f, { host: 'localhost:3000' });
     expect(withoutKey.json()).toEqual(KEY_REQUIRED);
+  });
+
+  test("§9 on the bare host another organization's credentials never reach this organization's records", async () => {
+    const f = await fixture();
+    const other = await t.tenant(['admin']);
+    const theirs = await goodCredentials(other);
+    const res = await t.call({
+      method: route.method,
+      url: route.url(f),
+      org: 'localhost:3000',
+      key: theirs.key,
+      headers: { 'x-org-id': other.slug, ...theirs.headers },
+      body: bodyFor(f),
+    });
+    expect(res.statusCode).toBeLessThan(500);
+    if (route.isolation && 'notFound' in route.isolation) expect(res.json()).toEqual({ error: route.isolation.notFound, code: 'not_found' });
+    else if (route.isolation) expect(route.isolation.empty(res.json())).toBe(0);
+    // Nothing of the first organization appears in the answer, whatever the route (but what the caller
+    // sent itself, which some answers echo: the history's asset_id, a new member's email).
+    const sent = route.url(f) + JSON.stringify(bodyFor(f) ?? '');
+    for (const id of [f.org.id, f.org.slug, f.ticketId, f.nomineeId, f.assetId, f.pointId, f.requestId, f.keyId, f.memberId, f.webhookId, f.deliveryId]) {
+      if (!sent.includes(id)) expect(res.body).not.toContain(id);
+    }
+    // The first organization still sees its records as they were.
+    if (route.isolation) {
+      const own = await send(f, { ...(await goodCredentials(f.org)), body: route.method === 'GET' ? undefined : bodyFor(f) });
+      expect([401, 403, 404]).not.toContain(own.statusCode);
+    }
   });
 
   test.skipIf(!route.scope)('§2 a revoked key is refused at once, even when it was just used', async () => {
@@ -515,7 +567,7 @@ describe.each(ROUTES)('$method $path', (route) => {
       const f = await fixture();
       const res = await send(f, { host: 'no-such-org.localhost', key: f.org.key, headers: { 'x-org-id': 'whatever' } });
       expect(res.statusCode).toBe(401);
-      expect(res.json()).toEqual(INVALID_KEY);
+      expect(res.json()).toEqual(WRONG_HOST);
     });
 
     test('§2 order: credentials (401) come before X-Org-Id (400), so a wrong X-Org-Id never reveals that the organization exists', async () => {

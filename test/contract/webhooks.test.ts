@@ -482,3 +482,95 @@ describe('events from each feature', () => {
     }
   });
 });
+
+describe('grievance.overdue', () => {
+  const DAY = 86_400_000;
+  const HOUR = 3_600_000;
+  const setStatus = async (a: Tenant, ticketId: string, status: string) => {
+    const res = await call(a, 'POST', `/api/v1/grievances/${ticketId}/status`, { status, ...(status === 'on_hold' ? { note: 'waiting for documents' } : {}) });
+    expect(res.statusCode, res.body).toBe(200);
+  };
+  // The clock is weeks ahead of the real time here, so the Standard Webhooks timestamp check would refuse the
+  // deliveries: the signature itself is tested above; here the bodies are read as they came.
+  const received = (r: Receiver, _secret: string) => r.received.map((x) => JSON.parse(x.body) as Record<string, any>);
+
+  test('a ticket that goes late sends one event, however many jobs run at once; finished, paused and not-yet-due tickets send none; a ticket paused in time goes late later, once; one paused late, resumed, or reopened sends no second; an organization with no subscriber claims nothing', async () => {
+    const { runOverdueEvents } = await import('../../src/features/grievances/overdue.js');
+    const run = () => runOverdueEvents({ db: t.db, clock: t.clock });
+    t.clock.set(new Date());
+    const a = await t.tenant();
+    const quiet = await t.tenant();
+    const r = await receiver();
+    const e = await endpoint(a, r.url, ['grievance.overdue']);
+    const late = await ticket(a);
+    const done = await ticket(a);
+    const held = await ticket(a);
+    const unsubscribed = await ticket(quiet);
+    await setStatus(a, done.ticket_id, 'resolved');
+    await setStatus(a, held.ticket_id, 'on_hold');
+    t.clock.advance(20 * DAY);
+    const fresh = await ticket(a);
+    expect((await run()).events).toBe(0); // nothing due yet
+
+    t.clock.advance(10 * DAY + HOUR); // late: an hour past due; fresh: due in 20 days
+    const runs = await Promise.all([run(), run(), run()]);
+    expect(runs.reduce((n, x) => n + x.events, 0)).toBe(1);
+    expect((await run()).events).toBe(0); // announced once
+    await drain();
+    let events = received(r, e.secret);
+    expect(events.map((x) => [x.type, x.data.ticket.ticket_id, x.data.ticket.overdue, x.data.ticket.days_left])).toEqual([['grievance.overdue', late.ticket_id, true, -1]]);
+    expect(events[0]!.data.ticket).toMatchObject({ id: late.id, status: 'open', client_user_id: 'user-1', due_at: expect.any(String), paused: [] });
+    expect(new Date(events[0]!.data.ticket.due_at).getTime()).toBe(t.clock.now().getTime() - HOUR);
+
+    // Put on hold already late, for two hours, then resumed: due_at is pushed by the pause, and the ticket
+    // is late again at once: the same lateness, no second event. The ticket put on hold in time resumes
+    // on time (its due_at pushed by its month on hold) and goes late later: its one event.
+    await setStatus(a, late.ticket_id, 'on_hold');
+    t.clock.advance(2 * HOUR);
+    expect((await run()).events).toBe(0);
+    await setStatus(a, late.ticket_id, 'in_progress');
+    await setStatus(a, held.ticket_id, 'in_progress');
+    expect((await run()).events).toBe(0);
+    t.clock.advance(30 * DAY - 3 * HOUR); // held ran 0 days of 30 so far: 3 hours to go
+    expect((await run()).events).toBe(0);
+    t.clock.advance(4 * HOUR);
+    expect((await run()).events).toBe(1);
+    expect((await run()).events).toBe(0);
+    // Finished and reopened, still past due: no new event.
+    await setStatus(a, late.ticket_id, 'resolved');
+    await setStatus(a, late.ticket_id, 'open');
+    expect((await run()).events).toBe(0);
+    await drain();
+    events = received(r, e.secret);
+    expect(events.map((x) => [x.data.ticket.ticket_id, x.data.ticket.days_left])).toEqual([
+      [late.ticket_id, -1],
+      [held.ticket_id, -1],
+    ]);
+    const heldPause = events[1]!.data.ticket.paused;
+    expect(heldPause).toHaveLength(1);
+    expect(heldPause[0]).toMatchObject({ reason: 'waiting for documents', to: expect.any(String) });
+
+    const claimed = await t.db.system.query<{ org_id: string; grievance_id: string }>('select org_id, grievance_id from grievance_overdue_events where org_id = any($1::uuid[])', [[a.id, quiet.id]]);
+    expect(claimed.map((c) => c.grievance_id).sort()).toEqual([late.id, held.id].sort());
+    for (const skipped of [done, fresh, unsubscribed]) expect(claimed.some((c) => c.grievance_id === skipped.id)).toBe(false);
+  });
+
+  test('only latenesses of the last 7 days: a new subscriber hears of a ticket late for 2 days, not of one late for 9', async () => {
+    const { runOverdueEvents } = await import('../../src/features/grievances/overdue.js');
+    t.clock.set(new Date());
+    const a = await t.tenant();
+    const old = await ticket(a);
+    t.clock.advance(7 * DAY);
+    const recent = await ticket(a);
+    t.clock.advance(32 * DAY); // old: due 9 days ago; recent: due 2 days ago
+    const r = await receiver();
+    const e = await endpoint(a, r.url, ['grievance.overdue']);
+    expect((await runOverdueEvents({ db: t.db, clock: t.clock })).events).toBe(1);
+    await drain();
+    const events = received(r, e.secret);
+    expect(events.map((x) => [x.data.ticket.ticket_id, x.data.ticket.days_left])).toEqual([[recent.ticket_id, -2]]);
+    const claimed = await t.db.system.query<{ grievance_id: string }>('select grievance_id from grievance_overdue_events where org_id = $1', [a.id]);
+    expect(claimed.map((c) => c.grievance_id)).toEqual([recent.id]);
+    expect(claimed.map((c) => c.grievance_id)).not.toContain(old.id);
+  });
+});

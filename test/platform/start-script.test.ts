@@ -10,10 +10,12 @@ import { EMBEDDED_HEAP_GROWING_PERCENT, heapFlagFor } from '../../src/platform/h
 const root = new URL('../../', import.meta.url);
 const start = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }).scripts.start;
 const words = start.split(/\s+/);
-const flags = words.slice(1, words.indexOf('bin/assent.mjs'));
+const flags = words.slice(2, words.indexOf('bin/assent.mjs'));
 
-test('npm start runs the server through bin/assent.mjs with Node flags only before it', () => {
-  expect(words[0]).toBe('node');
+test('npm start runs the server through bin/assent.mjs with Node flags only before it, exec\'d so that npm\'s signals reach it', () => {
+  // npm runs the script with sh -c; without exec the shell sits between npm and the server, and the
+  // SIGTERM npm passes on stops the shell, not the server (test/cli/shutdown.test.ts runs it).
+  expect(words.slice(0, 2)).toEqual(['exec', 'node']);
   expect(words.slice(-2)).toEqual(['bin/assent.mjs', 'serve']);
   expect(flags).toEqual(['--v8-pool-size=1']);
 });

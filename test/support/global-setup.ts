@@ -1,9 +1,49 @@
 // Builds dist/ (the server, for the tests that start the real `assent` command) and web/dist/ (the
-// dashboard, for the browser tests) once before any suite runs.
+// dashboard, for the browser tests) once before any suite runs, and only what changed: each build
+// records the SHA-256 of its inputs (every file's path and content) in <dir>/.inputs-sha256, and a run
+// whose inputs hash the same skips that build (35-110 s on a loaded 2-core machine; hashing takes
+// well under a second). When a build is skipped, its .build-stamp is touched: bin/assent.mjs compares
+// modification times, and a checkout that rewrote files with the same content would otherwise make
+// every CLI child of the suite rebuild at once.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const SHARED = ['scripts/build.mjs', 'package-lock.json'];
+const PARTS = {
+  server: { flag: '--server', dir: 'dist', inputs: ['src', 'tsconfig.build.json', 'tsconfig.json', ...SHARED] },
+  web: { flag: '--web', dir: 'web/dist', inputs: ['web', ...SHARED] },
+} as const;
+
+function files(path: string): string[] {
+  if (!existsSync(`${root}${path}`)) return [];
+  if (!statSync(`${root}${path}`).isDirectory()) return [path];
+  return readdirSync(`${root}${path}`, { withFileTypes: true })
+    .filter((e) => e.name !== 'dist' && e.name !== 'node_modules' && !e.name.startsWith('dist.'))
+    .flatMap((e) => files(`${path}/${e.name}`))
+    .sort();
+}
+
+export function inputsHash(inputs: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (const file of inputs.flatMap(files)) hash.update(file).update('\0').update(readFileSync(`${root}${file}`)).update('\0');
+  return hash.digest('hex');
+}
+
 export default function setup(): void {
-  const root = fileURLToPath(new URL('../..', import.meta.url));
-  execFileSync(process.execPath, [`${root}scripts/build.mjs`], { stdio: 'inherit' });
+  for (const part of Object.values(PARTS)) {
+    const record = `${root}${part.dir}/.inputs-sha256`;
+    const hash = inputsHash(part.inputs);
+    const built = existsSync(record) && existsSync(`${root}${part.dir}/.build-stamp`) ? readFileSync(record, 'utf8').trim() : null;
+    if (built === hash && !process.env.ASSENT_TEST_REBUILD) {
+      const now = new Date();
+      utimesSync(`${root}${part.dir}/.build-stamp`, now, now);
+      process.stderr.write(`global setup: ${part.dir}/ is up to date (inputs unchanged), not rebuilt\n`);
+      continue;
+    }
+    execFileSync(process.execPath, [`${root}scripts/build.mjs`, part.flag], { stdio: 'inherit' });
+    writeFileSync(record, hash + '\n');
+  }
 }

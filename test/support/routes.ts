@@ -24,9 +24,18 @@ export interface Credentials {
   bearerToken: string;
   password: string;
   email: string;
+  /** A data principal's token (`dpt_…`, for dp_id FUZZ_DP_ID): the routes that act for one person. */
+  dpToken: string;
+  /** A key with scope `sdk` only: the SDK surface's banner routes. */
+  sdkKey: string;
 }
 
-/** An organization with an admin key and an owner who signed in (their Bearer token). */
+export const FUZZ_DP_ID = 'fuzz-person-1';
+
+/**
+ * An organization with an admin key, an owner who signed in (their Bearer token), a data principal's
+ * token and an `sdk` key.
+ */
 export async function credentials(t: TestApp): Promise<Credentials> {
   const org = await t.tenant();
   const email = `owner-${randomBytes(4).toString('hex')}@example.com`;
@@ -35,7 +44,10 @@ export async function credentials(t: TestApp): Promise<Credentials> {
   await t.app.services.users.addMember(org.id, user.id, 'owner');
   const res = await t.call({ method: 'POST', url: '/auth/login', body: { email, password } });
   if (res.statusCode !== 200) throw new Error(`owner login failed: ${res.statusCode} ${res.body}`);
-  return { org, bearerToken: res.json().access_token, password, email };
+  const minted = await t.call({ method: 'POST', url: `/api/v1/data-principals/${FUZZ_DP_ID}/tokens`, org, key: org.key, body: {} });
+  if (minted.statusCode !== 201) throw new Error(`minting a data principal's token failed: ${minted.statusCode} ${minted.body}`);
+  const sdkKey = await t.key(org, ['sdk']);
+  return { org, bearerToken: res.json().access_token, password, email, dpToken: minted.json().access_token, sdkKey };
 }
 
 function objectProperties(schema: JsonSchema | undefined): Record<string, JsonSchema> {
@@ -61,12 +73,18 @@ export function routes(t: TestApp): Route[] {
     });
 }
 
-/** Headers that satisfy the route's access rule (an API key where one is taken, else the owner's token). */
+/**
+ * Headers that satisfy the route's access rule, so hostile input reaches the handler that serves it: a
+ * person's route gets the data principal's token (never the key, which would win), an `sdk` route the
+ * `sdk` key, another route with a key the admin key, else the owner's token.
+ */
 export function authHeaders(route: Route, c: Credentials): Record<string, string> {
   const a = route.access;
   if (a === 'public') return {};
   const h: Record<string, string> = {};
-  if (a.apiKey) h['x-api-key'] = c.org.key;
+  if (a.dataPrincipal) h.authorization = `Bearer ${c.dpToken}`;
+  else if (a.apiKey === 'sdk') h['x-api-key'] = c.sdkKey;
+  else if (a.apiKey) h['x-api-key'] = c.org.key;
   else if (a.bearer) h.authorization = `Bearer ${c.bearerToken}`;
   if (a.orgHeader) h['x-org-id'] = c.org.slug;
   return h;

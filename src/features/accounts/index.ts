@@ -2,7 +2,7 @@
 export { createAccountsService, SCOPES, type AccountsService, type ApiKeyRecord, type OrganizationRecord } from './service.js';
 export { slugProblem, RESERVED_SLUGS } from './slugs.js';
 export { createUserService, normaliseEmail, checkRole, ROLES, type UserService, type UserRecord } from './users.js';
-export { createSessionService, LOGIN_WINDOW_MS, type SessionService, type SignedInUser, type TokenPair } from './sessions.js';
+export { createSessionService, ADDRESS_BACKOFF_MS, LOGIN_WINDOW_MS, type SessionService, type SignedInUser, type TokenPair } from './sessions.js';
 export { authRoutes } from './auth-routes.js';
 export { browserSessionRoutes, csrfTokenFor, CSRF_COOKIE, CSRF_HEADER, REFRESH_COOKIE } from './browser-session-routes.js';
 export { createMemberService, type MemberService, type MemberRecord } from './members.js';

@@ -24,6 +24,13 @@ export const LOGIN_WINDOW_MS = 15 * 60_000;
 /** Failures for one email from one address (the owner elsewhere is never held back by them). */
 export const MAX_FAILURES_PER_EMAIL = 10;
 export const MAX_FAILURES_PER_ADDRESS = 50;
+/**
+ * The longer back-off, for the address only: an address that keeps failing (more than 200 failures in
+ * 24 hours, i.e. past its 15-minute cap again and again) waits until its day is over. The owner of an
+ * email tried from that address signs in from any other address as before.
+ */
+export const ADDRESS_BACKOFF_MS = 24 * 3600_000;
+export const MAX_FAILURES_PER_ADDRESS_PER_DAY = 200;
 
 export interface TokenPair {
   access_token: string;
@@ -38,6 +45,10 @@ export interface SessionDeps {
   /** Keyed by loginPairKey(email, address). */
   failuresByEmail: WindowCounter;
   failuresByAddress: WindowCounter;
+  /** Per address over ADDRESS_BACKOFF_MS: the longer back-off. */
+  failuresByAddressDaily: WindowCounter;
+  /** LOGIN_ADDRESS_DAILY_LIMIT (default MAX_FAILURES_PER_ADDRESS_PER_DAY). */
+  maxFailuresPerAddressPerDay?: number;
   /** Told when a session ends, so this process refuses its tokens at once. */
   onSessionEnded?: (sessionId: string) => void;
 }
@@ -68,15 +79,23 @@ export function loginPairKey(email: string, address: string): string {
   return `${createHash('sha256').update(email).digest('hex').slice(0, 32)}|${address}`;
 }
 
-export function createSessionService({ db, clock, failuresByEmail, failuresByAddress, onSessionEnded }: SessionDeps) {
+export function createSessionService({ db, clock, failuresByEmail, failuresByAddress, failuresByAddressDaily, maxFailuresPerAddressPerDay = MAX_FAILURES_PER_ADDRESS_PER_DAY, onSessionEnded }: SessionDeps) {
   /** Checks an email and password, throttled per email and per address: the user, or a 401 / 429. */
   async function authenticate(input: { email: string; password: string; address: string }): Promise<SignedInUser> {
     const email = input.email.trim().toLowerCase();
     // Counted before the password is checked, atomically: concurrent attempts each take their own place,
     // and the ones past the cap are refused without a password check.
     const pair = loginPairKey(email, input.address);
-    const [byPair, byAddress] = await Promise.all([failuresByEmail.increment(pair), failuresByAddress.increment(input.address)]);
-    const blocked = [byPair.count > MAX_FAILURES_PER_EMAIL ? byPair : null, byAddress.count > MAX_FAILURES_PER_ADDRESS ? byAddress : null];
+    const [byPair, byAddress, byAddressDaily] = await Promise.all([
+      failuresByEmail.increment(pair),
+      failuresByAddress.increment(input.address),
+      failuresByAddressDaily.increment(input.address),
+    ]);
+    const blocked = [
+      byPair.count > MAX_FAILURES_PER_EMAIL ? byPair : null,
+      byAddress.count > MAX_FAILURES_PER_ADDRESS ? byAddress : null,
+      byAddressDaily.count > maxFailuresPerAddressPerDay ? byAddressDaily : null,
+    ];
     if (blocked.some(Boolean)) {
       const wait = Math.max(1000, ...blocked.map((b) => b?.resetInMs ?? 0));
       throw new AppError('too_many_login_attempts', 'Too many login attempts', undefined, { 'Retry-After': String(Math.ceil(wait / 1000)) });
@@ -87,7 +106,7 @@ export function createSessionService({ db, clock, failuresByEmail, failuresByAdd
     if (!(await verifyPassword(input.password, user?.password_hash ?? null)) || !user) {
       throw new AppError('invalid_credentials', 'Invalid email or password');
     }
-    await Promise.all([failuresByEmail.reset(pair), failuresByAddress.decrement(input.address)]);
+    await Promise.all([failuresByEmail.reset(pair), failuresByAddress.decrement(input.address), failuresByAddressDaily.decrement(input.address)]);
     return { id: user.id, email };
   }
 

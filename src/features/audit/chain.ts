@@ -99,32 +99,47 @@ export function sha256Hex(text: string | Buffer): string {
 }
 
 /**
- * Offline: checks exported entries (in seq order) link up from the genesis hash, that each hash is
- * SHA-256(prev_hash || canonical), and that the canonical text says what the entry's fields say.
- * `head` is the exported chain head, when there is one.
+ * Offline, one entry at a time (an export is read as a stream, never held whole): add() checks that
+ * the entry links to the one before (from the genesis hash), that its hash is SHA-256(prev_hash ||
+ * canonical), and that the canonical text says what the entry's fields say; it returns the first
+ * break, and after a break the verifier stays broken. finish() checks the end against the exported
+ * head, when there is one (`undefined`: no head to compare).
  */
-export function verifyChainEntries(entries: Iterable<ExportedAuditEntry>, head?: { seq: number; hash: string } | null): ChainReport {
+export function createChainVerifier() {
   let expectedSeq = 1;
   let prev = GENESIS_HASH;
   let count = 0;
-  for (const e of entries) {
-    const recomputed = sha256Hex(prev + e.canonical);
-    let broken = checkLink(e, expectedSeq, prev, recomputed);
-    if (!broken) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(e.canonical);
-      } catch {
-        parsed = null;
+  let broken: ChainBreak | null = null;
+  return {
+    add(e: ExportedAuditEntry): ChainBreak | null {
+      if (broken) return broken;
+      broken = checkLink(e, expectedSeq, prev, sha256Hex(prev + e.canonical));
+      if (!broken) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(e.canonical);
+        } catch {
+          parsed = null;
+        }
+        const fields = [1, e.seq, e.org_id, e.id, e.at, e.actor.type, e.actor.id, e.action, e.target.type, e.target.id, e.request_id, e.details];
+        if (!isDeepStrictEqual(parsed, fields)) broken = { id: e.id, seq: e.seq, reason: 'the entry fields differ from the content its hash covers' };
       }
-      const fields = [1, e.seq, e.org_id, e.id, e.at, e.actor.type, e.actor.id, e.action, e.target.type, e.target.id, e.request_id, e.details];
-      if (!isDeepStrictEqual(parsed, fields)) broken = { id: e.id, seq: e.seq, reason: 'the entry fields differ from the content its hash covers' };
-    }
-    if (broken) return { ok: false, entries: count, head: head ?? null, broken };
-    count += 1;
-    expectedSeq += 1;
-    prev = e.hash;
-  }
-  const tail = head === undefined ? null : tailProblem(head, expectedSeq - 1, prev);
-  return { ok: tail === null, entries: count, head: head ?? null, broken: tail };
+      if (broken) return broken;
+      count += 1;
+      expectedSeq += 1;
+      prev = e.hash;
+      return null;
+    },
+    finish(head?: { seq: number; hash: string } | null): ChainReport {
+      if (!broken && head !== undefined) broken = tailProblem(head, expectedSeq - 1, prev);
+      return { ok: broken === null, entries: count, head: head ?? null, broken };
+    },
+  };
+}
+
+/** createChainVerifier over entries already in hand (in seq order). */
+export function verifyChainEntries(entries: Iterable<ExportedAuditEntry>, head?: { seq: number; hash: string } | null): ChainReport {
+  const verifier = createChainVerifier();
+  for (const e of entries) if (verifier.add(e)) break;
+  return verifier.finish(head);
 }

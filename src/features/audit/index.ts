@@ -7,7 +7,7 @@ import { createAuditService } from './service.js';
 
 export { alongsideAudit, recordAudit, type AuditEvent, type AuditService } from './service.js';
 export type { AuditedRow } from './repo.js';
-export { verifyAuditChain, verifyChainEntries, sha256Hex, GENESIS_HASH, type ChainReport, type ChainBreak, type ExportedAuditEntry } from './chain.js';
+export { verifyAuditChain, verifyChainEntries, createChainVerifier, sha256Hex, GENESIS_HASH, type ChainReport, type ChainBreak, type ExportedAuditEntry } from './chain.js';
 
 export function registerAudit(app: FastifyInstance, deps: { db: Database; clock: Clock }) {
   const service = createAuditService(deps);

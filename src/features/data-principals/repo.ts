@@ -108,6 +108,9 @@ export function tokenRepo(tx: TenantTx) {
            on conflict (org_id, dp_id) do nothing returning id
          ), dp as (
            select id from new_dp union all select id from data_principals where org_id = $1::uuid and dp_id = $3::text
+         ), directory as (
+           -- Which organization the token belongs to, for the bare base host (migration 0017).
+           insert into dp_token_orgs (token_hash, org_id, expires_at) values ($5::text, $1::uuid, $7::timestamptz)
          )
          insert into dp_tokens (org_id, token_hash, data_principal_id, dp_id, source, created_at, expires_at)
          select $1::uuid, $5::text, (select id from dp limit 1), $3::text, $6::text, $4::timestamptz, $7::timestamptz

@@ -93,12 +93,12 @@ export function dataPrincipalRoutes(app: FastifyInstance, service: DataPrincipal
     schema: {
       tags: ['Data principals'],
       summary: 'Send a one-time sign-in code',
-      description: `\`{phone}\` or \`{email}\`: a 6-digit code goes by SMS or email when that contact belongs to a data principal of this organization. The answer is 202 and the same whether or not it does (and on a host that names no organization). A code lives ${CODE_TTL_SECONDS / 60} minutes and allows 5 tries. At most 3 codes per contact per 15 minutes, and one per ${RESEND_AFTER_SECONDS} seconds: 429 \`too_many_codes\` with \`Retry-After\`.`,
+      description: `\`{phone}\` or \`{email}\`: a 6-digit code goes by SMS or email when that contact belongs to a data principal of this organization. The answer is 202 and the same whether or not it does (and on a host that names no organization). On the bare base host (no organization subdomain), \`X-Org-Id\` names the organization. A code lives ${CODE_TTL_SECONDS / 60} minutes and allows 5 tries. At most 3 codes per contact per 15 minutes, and one per ${RESEND_AFTER_SECONDS} seconds: 429 \`too_many_codes\` with \`Retry-After\`.`,
       body: CodeRequestBody,
       response: { 202: CodeSent, ...errorResponses(400, 413, 415, 429) },
     },
     handler: async (req, reply) => {
-      const org = await organizationOf(req, deps);
+      const org = await organizationOf(req, deps, { orgHeaderOnBareHost: true });
       if (org) await service.requestCode(org, req.body, (code, minutes) => codeMessage(org.name, code, minutes));
       else checkOneContact(req.body);
       return reply.code(202).send({ message: 'If this contact is on file, a code is on its way', expires_in: CODE_TTL_SECONDS, resend_after: RESEND_AFTER_SECONDS });
@@ -111,12 +111,12 @@ export function dataPrincipalRoutes(app: FastifyInstance, service: DataPrincipal
       tags: ['Data principals'],
       summary: 'Exchange a one-time code for a token',
       description:
-        '`{phone|email, code}`: the right code, within its 10 minutes and 5 tries, answers a `dpt_` token for that contact\'s data principal (1 hour). Wrong, expired, used or never sent: 401 `{"error": "Incorrect or expired code"}`. A code works once.',
+        '`{phone|email, code}`: the right code, within its 10 minutes and 5 tries, answers a `dpt_` token for that contact\'s data principal (1 hour). Wrong, expired, used or never sent: 401 `{"error": "Incorrect or expired code"}`. A code works once. On the bare base host (no organization subdomain), `X-Org-Id` names the organization; the token then works on the bare host too.',
       body: CodeVerifyBody,
       response: { 200: DpToken, ...errorResponses(400, 401, 413, 415) },
     },
     handler: async (req) => {
-      const org = await organizationOf(req, deps);
+      const org = await organizationOf(req, deps, { orgHeaderOnBareHost: true });
       if (!org) {
         checkOneContact(req.body);
         throw new AppError('incorrect_code', 'Incorrect or expired code');

@@ -3,9 +3,18 @@ import type { FastifyInstance } from 'fastify';
 import { grievanceRoutes, principalGrievanceRoutes } from './routes.js';
 import { createGrievanceService, type GrievanceServiceDeps } from './service.js';
 
-export { createGrievanceService, statusMessage, ticketNoticeText, grievancePeriodDays, clockOf, withClock, type GrievanceService, type TicketClock } from './service.js';
-export { GRIEVANCE_CATEGORIES, GRIEVANCE_STATUSES, CreateGrievanceBody, type CreateGrievanceInput } from './schemas.js';
-export type { GrievanceRow } from './repo.js';
+export { createGrievanceService, statusMessage, parseStatusMessage, ticketNoticeText, grievancePeriodDays, clockOf, withClock, type GrievanceService, type TicketClock } from './service.js';
+export {
+  GRIEVANCE_CATEGORIES,
+  GRIEVANCE_STATUSES,
+  CreateGrievanceBody,
+  MessageBody,
+  PrincipalGrievanceBody,
+  type CreateGrievanceInput,
+  type MessageInput,
+  type PrincipalGrievanceInput,
+} from './schemas.js';
+export type { GrievanceRow, MessageRow } from './repo.js';
 
 export function registerGrievances(app: FastifyInstance, deps: GrievanceServiceDeps) {
   const service = createGrievanceService(deps);

@@ -56,6 +56,16 @@ export function statusMessage(status: GrievanceStatus, previous: GrievanceStatus
 }
 
 /**
+ * The change a system message records, read back from its stored text (statusMessage's exact output),
+ * so a reader's page can say it in the reader's language; null for any other text. Messages are stored
+ * once, in English (the API's language), and translated at display time.
+ */
+export function parseStatusMessage(text: string): { status: GrievanceStatus; previous: GrievanceStatus } | null {
+  for (const status of GRIEVANCE_STATUSES) for (const previous of GRIEVANCE_STATUSES) if (statusMessage(status, previous) === text) return { status, previous };
+  return null;
+}
+
+/**
  * What the data principal is sent about their ticket (SMS or email, through the outbox): never the
  * conversation itself, only that there is news, where to read it, and whom to contact. `{contact}` is
  * filled in by the statement that queues it.

@@ -4,7 +4,7 @@ import { nomineeRoutes, principalNomineeRoutes } from './routes.js';
 import { createNomineeService, type NomineeServiceDeps } from './service.js';
 
 export { createNomineeService, type NomineeService } from './service.js';
-export { RELATIONSHIPS, NOMINEE_STATUSES, CreateNomineeBody, UpdateNomineeBody, type CreateNomineeInput, type UpdateNomineeInput } from './schemas.js';
+export { RELATIONSHIPS, NOMINEE_STATUSES, MyNomineeBody, MyNomineeUpdateBody, type MyNomineeInput, type MyNomineeUpdateInput } from './schemas.js';
 export type { NomineeRow } from './repo.js';
 
 export function registerNominees(app: FastifyInstance, deps: NomineeServiceDeps) {

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { html, Html } from '../../platform/http/html.js';
 import { CATALOGUE, type Messages } from './messages/index.js';
 import type { ConsentAction } from '../consent-links/index.js';
-import { GRIEVANCE_CATEGORIES } from '../grievances/index.js';
+import { GRIEVANCE_CATEGORIES, parseStatusMessage } from '../grievances/index.js';
 import { RELATIONSHIPS } from '../nominees/index.js';
 
 const CSS = `
@@ -30,6 +30,7 @@ h3{font-size:1.05rem;margin:1rem 0 .25rem}
 .purposes{padding-left:1.25rem}
 .purposes li{margin:.3rem 0}
 .badge{display:inline-block;font-size:.8rem;font-weight:600;padding:0 .4rem;border-radius:.25rem;border:1px solid #4a4a4a;margin-left:.35rem;color:#1a1a1a}
+.badge.overdue{background:#fde8e8;border-color:#8a1c1c;color:#8a1c1c}
 .badge.required{background:#fff1c9;border-color:#6b4500;color:#4a2f00}
 .hint{color:#333;margin:.1rem 0 .25rem;font-size:.95rem}
 fieldset{border:0;padding:0;margin:0;min-width:0}
@@ -279,6 +280,24 @@ export interface TicketView {
   status: Status;
   created_at: Date;
   updated_at: Date;
+  /** The statutory clock (contract §10): null days_left once answered. */
+  due_at: Date;
+  days_left: number | null;
+  overdue: boolean;
+}
+
+/** When the organization must answer, with the days left or late, and "Overdue" as text (never colour alone). */
+function dueOf(m: Messages, t: TicketView): Html {
+  const state =
+    t.days_left === null ? m.dueAnswered : t.overdue ? m.dueLate(Math.abs(t.days_left)) : t.days_left === 0 ? m.dueToday : m.dueLeft(t.days_left);
+  return html`${formatTime(m, new Date(t.due_at))} (${state}${t.status === 'on_hold' ? `; ${m.duePaused}` : ''})${t.overdue ? html` <span class="badge overdue">${m.overdue}</span>` : null}`;
+}
+
+/** A conversation message in the reader's language: a status change's system text is said again in it. */
+function messageText(m: Messages, msg: MessageView): string {
+  if (msg.sender !== 'system') return msg.message;
+  const change = parseStatusMessage(msg.message);
+  return change ? m.systemStatusChange(m.status[change.previous], m.status[change.status]) : msg.message;
 }
 
 export interface TicketForm {
@@ -299,7 +318,7 @@ export function requestsPage(p: PageContext, tickets: TicketView[], o: { periodD
 ${tickets.length === 0
   ? html`<p>${m.noRequests}</p>`
   : html`<ul class="tickets">${tickets.map(
-      (t) => html`<li><a href="${href(p, `/rights/requests/${t.ticket_id}`)}">${t.ticket_id}: ${t.subject}</a><br>${m.category[t.category]} · <strong>${m.status[t.status]}</strong> · ${formatTime(m, new Date(t.updated_at))}</li>`,
+      (t) => html`<li><a href="${href(p, `/rights/requests/${t.ticket_id}`)}">${t.ticket_id}: ${t.subject}</a><br>${m.category[t.category]} · <strong>${m.status[t.status]}</strong> · ${formatTime(m, new Date(t.updated_at))}${t.days_left === null ? null : html`<br>${m.dueLabel}: ${dueOf(m, t)}`}</li>`,
     )}</ul>`}
 <h2 id="new-request">${m.newRequestHeading}</h2>
 ${alertList(o.problems)}
@@ -346,6 +365,7 @@ ${statusOf(o.done)}
 <dt>${m.statusLabel}</dt><dd><strong>${m.status[t.status]}</strong></dd>
 <dt>${m.categoryName}</dt><dd>${m.category[t.category]}</dd>
 <dt>${m.filedOn}</dt><dd>${formatTime(m, new Date(t.created_at))}</dd>
+<dt>${m.dueLabel}</dt><dd>${dueOf(m, t)}</dd>
 </dl>
 <p class="notice">${t.description}</p>
 <h2>${m.historyHeading}</h2>
@@ -356,7 +376,7 @@ ${statusOf(o.done)}
 ${messages.length === 0
   ? html`<p>${m.noMessages}</p>`
   : html`<ol class="messages">${messages.map(
-      (msg) => html`<li class="message ${msg.sender}"><p class="from"><strong>${m.sender[msg.sender]}</strong> · ${formatTime(m, new Date(msg.created_at))}</p><p class="notice">${msg.message}</p></li>`,
+      (msg) => html`<li class="message ${msg.sender}"><p class="from"><strong>${m.sender[msg.sender]}</strong> · ${formatTime(m, new Date(msg.created_at))}</p><p class="notice">${messageText(m, msg)}</p></li>`,
     )}</ol>`}
 ${alertList(o.problems)}
 <form method="post" action="${href(p, `/rights/requests/${t.ticket_id}/messages`)}">

@@ -9,22 +9,25 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf, tenantOf, type PrincipalContext, type TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
+import { isUuid } from '../../platform/ids.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import { checkBody } from '../../platform/http/validation.js';
 import type { CollectionPointService } from '../collection-points/index.js';
 import { RecordConsentBody, type ConsentService, type RecordConsentInput } from '../consents/index.js';
 import { CodeRequestBody, CodeVerifyBody, codeMessage, ContactPerson, type CodeRequestInput, type CodeVerifyInput, type DataPrincipalService } from '../data-principals/index.js';
-import { CreateGrievanceBody, type CreateGrievanceInput, type GrievanceService } from '../grievances/index.js';
-import { CreateNomineeBody, UpdateNomineeBody, type CreateNomineeInput, type NomineeService, type UpdateNomineeInput } from '../nominees/index.js';
+import { MessageBody, PrincipalGrievanceBody, type GrievanceService, type MessageInput, type PrincipalGrievanceInput } from '../grievances/index.js';
+import { MyNomineeBody, MyNomineeUpdateBody, type MyNomineeInput, type MyNomineeUpdateInput, type NomineeService } from '../nominees/index.js';
 import { actionFromSdk, blankToUndefined, categoryFromSdk, grantedFromSdk, phoneFromSdk, relationshipFromSdk } from './mapping.js';
 import { RightsCenterSettings, RightsCenterSettingsPatch, type RightsCenterSettingsService } from './settings.js';
 import {
   bannerOf,
   consentGroupOf,
   consentStatusOf,
+  messageOf,
   nomineeOf,
   SdkBanner,
   SdkConsentGroup,
+  SdkGrievanceMessage,
   SdkGrievanceTicket,
   SdkNominee,
   SdkOk,
@@ -126,6 +129,27 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       response: { 200: SdkBanner, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => banner(req, req.params.collectionPointId, undefined, req.query.userId),
+  });
+
+  r.get(`${P}/consent`, {
+    config: { access: bannerAccess },
+    schema: {
+      tags,
+      security: bannerSecurity,
+      summary: 'Every banner (SDK)',
+      description:
+        "The organization's active collection points, each in the banner's shape (React Native 0.1.3's Rights Center reads its purposes from this list; later versions read `consent/user/{userId}`). `asset_id` keeps one asset's (an id that is no asset's: an empty list). At most 200. An `sdk` key, or a person's token. The SDK sends `Content-Type: application/json` and no body.",
+      querystring: Type.Object({ asset_id: Type.Optional(Type.String()) }, { additionalProperties: true }),
+      response: { 200: Type.Array(SdkBanner), ...errorResponses(401, 403) },
+    },
+    handler: async (req) => {
+      const ctx = tenantOf(req);
+      const assetId = blankToUndefined(req.query.asset_id);
+      if (assetId !== undefined && !isUuid(assetId)) return [];
+      const { data } = await s.collectionPoints.listCollectionPoints(ctx, { asset_id: assetId?.toLowerCase(), status: 'active', limit: 200 });
+      const assets = new Map(await Promise.all([...new Set(data.map((p) => p.asset_id))].map(async (id) => [id, await s.collectionPoints.getAsset(ctx, id)] as const)));
+      return data.map((point) => bannerOf(point, assets.get(point.asset_id)!, { name: ctx.orgName }));
+    },
   });
 
   r.post(`${P}/consent/:collectionPointId`, {
@@ -330,6 +354,9 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
   });
 
   // ─── One person's nominees ─────────────────────────────────────────────────
+  // Through the person-side services /api/v1/me/nominees uses: the token's person only (another
+  // person's nominee is a nominee that does not exist), the status stays the organization's, and a
+  // change of who the nominee is sends a verified nominee back to pending.
 
   r.get(`${P}/nominee/user/:userId`, {
     config: { access: personAccess },
@@ -337,14 +364,11 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       tags,
       security: personSecurity,
       summary: "The person's nominees (SDK)",
-      description: 'Newest first; `relationship` as the SDK dropdown shows it (`Spouse`, ..., `Other`). The person\'s token only, for themselves.',
+      description: 'Newest first, as `GET /api/v1/me/nominees`; `relationship` as the SDK dropdown shows it (`Spouse`, ..., `Other`). The person\'s token only, and `userId` must be theirs (401 otherwise).',
       params: Type.Object({ userId: Type.String() }),
       response: { 200: Type.Array(SdkNominee), ...errorResponses(401, 403) },
     },
-    handler: async (req) => {
-      const ctx = person(req, req.params.userId);
-      return (await s.nominees.listForUser(ctx, ctx.actor.dpId)).map(nomineeOf);
-    },
+    handler: async (req) => (await s.nominees.mine(person(req, req.params.userId))).map(nomineeOf),
   });
 
   r.post(`${P}/nominee`, {
@@ -354,17 +378,16 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       security: personSecurity,
       summary: 'Appoint a nominee (SDK)',
       description:
-        '`{nominee_name, relationship (Spouse|Parent|Child|Sibling|Other), nominee_email, nominee_mobile, purpose_of_appointment ("" for none), client_user_id}`, checked as `POST /nominee` checks it; the nominee is the token\'s person\'s. Answers the whole nominee (201).',
+        '`{nominee_name, relationship (Spouse|Parent|Child|Sibling|Other), nominee_email, nominee_mobile, purpose_of_appointment ("" for none), client_user_id}`: as `POST /api/v1/me/nominees`, for the token\'s person (`client_user_id`, when sent, must be theirs). Answers the whole nominee (201).',
       body: SdkBody('SdkNomineeInput'),
       response: { 201: SdkNominee, ...errorResponses(400, 401, 403, 413, 415) },
     },
     handler: async (req, reply) => {
       const b = req.body as Body;
       const ctx = person(req, b.client_user_id, b.user_id);
-      const input = checkBody<CreateNomineeInput>(
-        CreateNomineeBody,
+      const input = checkBody<MyNomineeInput>(
+        MyNomineeBody,
         defined({
-          user_id: ctx.actor.dpId,
           nominee_name: asString(b.nominee_name),
           nominee_email: asString(b.nominee_email),
           nominee_mobile: asString(b.nominee_mobile),
@@ -372,15 +395,9 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
           purpose_of_appointment: blankToUndefined(b.purpose_of_appointment),
         }),
       );
-      return reply.code(201).send(nomineeOf(await s.nominees.create(ctx, input)));
+      return reply.code(201).send(nomineeOf(await s.nominees.appointMine(ctx, input)));
     },
   });
-
-  async function ownNominee(ctx: PrincipalContext, id: string) {
-    const found = (await s.nominees.listForUser(ctx, ctx.actor.dpId)).find((n) => n.id === id.toLowerCase());
-    if (!found) throw new AppError('not_found', 'Nominee not found');
-    return found;
-  }
 
   r.put(`${P}/nominee/:id`, {
     config: { access: personAccess },
@@ -389,7 +406,7 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       security: personSecurity,
       summary: 'Change a nominee (SDK)',
       description:
-        'The SDK sends the whole form: the fields given replace the stored ones, and a blank or missing `purpose_of_appointment` clears it. `relationship` `Other` keeps a stored relationship the dropdown shows as `Other`. Only the person\'s own nominees (404 otherwise); the status stays the organization\'s. Answers the whole nominee.',
+        'The SDK sends the whole form: as `PATCH /api/v1/me/nominees/{id}` with every field given, and a blank or missing `purpose_of_appointment` clears it. `relationship` `Other` keeps a stored relationship the dropdown shows as `Other`. Only the person\'s own nominees (404 otherwise); the status stays the organization\'s. Answers the whole nominee.',
       params: Type.Object({ id: Type.String() }),
       body: SdkBody('SdkNomineeChange'),
       response: { 200: SdkNominee, ...errorResponses(400, 401, 403, 404, 413, 415) },
@@ -397,18 +414,19 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
     handler: async (req) => {
       const b = req.body as Body;
       const ctx = person(req, b.client_user_id, b.user_id);
-      const current = await ownNominee(ctx, req.params.id);
-      const input = checkBody<UpdateNomineeInput>(
-        UpdateNomineeBody,
+      // Only to map the dropdown's `Other` back: whose nominee it is, the service decides.
+      const stored = b.relationship === undefined ? undefined : (await s.nominees.mine(ctx)).find((n) => n.id === req.params.id.toLowerCase());
+      const input = checkBody<MyNomineeUpdateInput>(
+        MyNomineeUpdateBody,
         defined({
           nominee_name: asString(b.nominee_name),
           nominee_email: asString(b.nominee_email),
           nominee_mobile: asString(b.nominee_mobile),
-          relationship: b.relationship === undefined ? undefined : relationshipFromSdk(b.relationship, current.relationship),
+          relationship: b.relationship === undefined ? undefined : relationshipFromSdk(b.relationship, stored?.relationship),
           purpose_of_appointment: blankToUndefined(b.purpose_of_appointment) ?? null,
         }),
       );
-      return nomineeOf(await s.nominees.update(ctx, current.id, input));
+      return nomineeOf(await s.nominees.changeMine(ctx, req.params.id, input));
     },
   });
 
@@ -418,19 +436,19 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       tags,
       security: personSecurity,
       summary: 'Remove a nominee (SDK)',
-      description: 'Only the person\'s own nominees (404 otherwise). The SDK sends `Content-Type: application/json` and no body. Answers JSON.',
+      description: 'As `DELETE /api/v1/me/nominees/{id}`: only the person\'s own nominees (404 otherwise). The SDK sends `Content-Type: application/json` and no body. Answers JSON.',
       params: Type.Object({ id: Type.String() }),
       response: { 200: SdkOk, ...errorResponses(401, 403, 404) },
     },
     handler: async (req) => {
-      const ctx = person(req);
-      const current = await ownNominee(ctx, req.params.id);
-      const { message } = await s.nominees.remove(ctx, current.id);
-      return { success: true, message, id: current.id };
+      const { message } = await s.nominees.removeMine(person(req), req.params.id);
+      return { success: true, message, id: req.params.id.toLowerCase() };
     },
   });
 
-  // ─── One person's tickets and rights requests ──────────────────────────────
+  // ─── One person's tickets, rights requests and their conversation ──────────
+  // Through the person-side services /api/v1/me/grievances uses: filed for the token's person, and
+  // another person's ticket is a ticket that does not exist.
 
   r.get(`${P}/grievance/user/:userId`, {
     config: { access: personAccess },
@@ -438,19 +456,15 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       tags,
       security: personSecurity,
       summary: "The person's tickets (SDK)",
-      description: 'Newest first; `category` as the SDK dropdown shows it (`Privacy Concern`, `Data Access`, `Other`, or the category in words). The person\'s token only, for themselves.',
+      description: 'Newest first, as `GET /api/v1/me/grievances`; `category` as the SDK dropdown shows it (`Privacy Concern`, `Data Access`, `Other`, or the category in words). The person\'s token only, and `userId` must be theirs (401 otherwise).',
       params: Type.Object({ userId: Type.String() }),
       response: { 200: Type.Array(SdkGrievanceTicket), ...errorResponses(401, 403) },
     },
-    handler: async (req) => {
-      const ctx = person(req, req.params.userId);
-      return (await s.grievances.listForUser(ctx, ctx.actor.dpId)).map(ticketOf);
-    },
+    handler: async (req) => (await s.grievances.mine(person(req, req.params.userId))).map(ticketOf),
   });
 
-  async function fileTicket(ctx: PrincipalContext, fields: Omit<CreateGrievanceInput, 'client_user_id'>) {
-    const input = checkBody<CreateGrievanceInput>(CreateGrievanceBody, defined({ client_user_id: ctx.actor.dpId, ...fields }));
-    return ticketOf(await s.grievances.create(ctx, input));
+  async function fileTicket(ctx: PrincipalContext, fields: Record<string, unknown>) {
+    return ticketOf(await s.grievances.fileMine(ctx, checkBody<PrincipalGrievanceInput>(PrincipalGrievanceBody, defined(fields))));
   }
 
   r.post(`${P}/grievance`, {
@@ -460,7 +474,7 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       security: personSecurity,
       summary: 'File a ticket (SDK)',
       description:
-        '`{client_user_id, subject, category (Privacy Concern → complaint, Data Access → data_access, Other → other), description}`, checked as `POST /grievance` checks it; filed for the token\'s person. Answers the whole ticket (201).',
+        '`{client_user_id, subject, category (Privacy Concern → complaint, Data Access → data_access, Other → other), description}`: as `POST /api/v1/me/grievances`, for the token\'s person (`client_user_id`, when sent, must be theirs). Answers the whole ticket (201).',
       body: SdkBody('SdkGrievanceInput'),
       response: { 201: SdkGrievanceTicket, ...errorResponses(400, 401, 403, 413, 415) },
     },
@@ -468,8 +482,8 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       const b = req.body as Body;
       const ctx = person(req, b.client_user_id, b.user_id);
       const ticket = await fileTicket(ctx, {
-        subject: asString(b.subject) as string,
-        description: asString(b.description) as string,
+        subject: asString(b.subject),
+        description: asString(b.description),
         category: categoryFromSdk(b.category),
         attachment_url: blankToUndefined(b.attachment_url),
       });
@@ -485,8 +499,8 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       summary: kind === 'access' ? 'Ask for access to my data (SDK)' : 'Ask for my data to be erased (SDK)',
       description:
         kind === 'access'
-          ? '`{user_id, subject?, description?}`: files a ticket with category `data_access` for the token\'s person. Answers the ticket (201).'
-          : '`{user_id, reason?}`: files a ticket with category `erasure` for the token\'s person, the reason as its description. Answers the ticket (201).',
+          ? '`{user_id, subject?, description?}`: files a ticket with category `data_access` for the token\'s person, as `POST /api/v1/me/grievances`. Answers the ticket (201).'
+          : '`{user_id, reason?}`: files a ticket with category `erasure` for the token\'s person, the reason as its description, as `POST /api/v1/me/grievances`. Answers the ticket (201).',
       body: SdkBody(kind === 'access' ? 'SdkAccessRequest' : 'SdkDeletionRequest'),
       response: { 201: SdkGrievanceTicket, ...errorResponses(400, 401, 403, 413, 415) },
     },
@@ -517,6 +531,41 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
         category: 'erasure',
       });
       return reply.code(201).send(ticket);
+    },
+  });
+
+  const TicketParam = Type.Object({ ticketId: Type.String({ description: 'The ticket_id (GRV-…) the SDK lists' }) });
+
+  r.get(`${P}/grievance/:ticketId/messages`, {
+    config: { access: personAccess },
+    schema: {
+      tags,
+      security: personSecurity,
+      summary: 'The conversation on my ticket (SDK)',
+      description:
+        'As `GET /api/v1/me/grievances/{ticket_id}/messages`: every message, oldest first (`user`: the person, `agent`: the organization, `system`: status changes). Another person\'s ticket: 404. The person\'s token only. The SDKs poll this every 5 s (their WebSocket, `/ws/grievance/{ticketId}`, is not served: they fall back to polling).',
+      params: TicketParam,
+      response: { 200: Type.Array(SdkGrievanceMessage), ...errorResponses(401, 403, 404) },
+    },
+    handler: async (req) => (await s.grievances.myMessages(person(req), req.params.ticketId)).map(messageOf),
+  });
+
+  r.post(`${P}/grievance/:ticketId/messages`, {
+    config: { access: personAccess },
+    schema: {
+      tags,
+      security: personSecurity,
+      summary: 'Write on my ticket (SDK)',
+      description:
+        '`{sender: "user", message}` as both SDKs send it: as `POST /api/v1/me/grievances/{ticket_id}/messages`, appended with sender `user` (the token decides the sender; a `sender` in the body is not read). 1-5,000 characters. Another person\'s ticket: 404. Answers the whole message (201).',
+      params: TicketParam,
+      body: SdkBody('SdkMessageInput', { message: Type.String() }),
+      response: { 201: SdkGrievanceMessage, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    handler: async (req, reply) => {
+      const b = req.body as Body;
+      const input = checkBody<MessageInput>(MessageBody, defined({ message: asString(b.message), attachment_url: blankToUndefined(b.attachment_url) }));
+      return reply.code(201).send(messageOf(await s.grievances.postMyMessage(person(req), req.params.ticketId, input)));
     },
   });
 

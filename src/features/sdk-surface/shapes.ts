@@ -3,7 +3,7 @@
 // ISO 8601 strings, dropdown values the SDKs' own (mapping.ts).
 import { Type } from 'typebox';
 import type { CollectionPointRow, PurposeRow } from '../collection-points/index.js';
-import type { GrievanceRow } from '../grievances/index.js';
+import type { GrievanceRow, MessageRow } from '../grievances/index.js';
 import type { NomineeRow } from '../nominees/index.js';
 import { categoryToSdk, relationshipToSdk } from './mapping.js';
 
@@ -133,6 +133,28 @@ export function ticketOf(g: GrievanceRow) {
     user_id: g.client_user_id,
     created_at: iso(g.created_at),
     updated_at: iso(g.updated_at),
+  };
+}
+
+export const SdkGrievanceMessage = Open('SdkGrievanceMessage', {
+  id: Type.String(),
+  sender: Type.String({ description: 'user (the person), agent (the organization) or system (a status change)' }),
+  message: Type.String(),
+  created_at: Type.String(),
+  attachment_url: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** A message on a ticket as both SDKs read it (`id` or `message_id`, `attachment_name` beside the URL). */
+export function messageOf(m: MessageRow) {
+  return {
+    id: m.id,
+    message_id: m.id,
+    sender: m.sender,
+    message: m.message,
+    created_at: iso(m.created_at),
+    attachment_url: m.attachment_url,
+    // The file name the SDK shows: the URL's last path segment.
+    attachment_name: m.attachment_url?.split(/[?#]/)[0]?.replace(/\/+$/, '').split('/').pop() || null,
   };
 }
 

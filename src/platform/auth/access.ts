@@ -4,11 +4,11 @@
 // whose credentials hold, so it never reveals that an organization exists) -> scope or role (403).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, AuthErrors } from '../http/errors.js';
-import type { ApiKeyVerifier, Scope } from './api-key-verifier.js';
+import type { ApiKeyVerifier, Scope, VerifiedKey } from './api-key-verifier.js';
 import type { BearerVerifier, Role } from './bearer-verifier.js';
 import type { DpTokenVerifier } from './dp-token-verifier.js';
 import { DP_TOKEN_PREFIX } from '../crypto/opaque-tokens.js';
-import { slugFromHost, type Organization, type OrganizationDirectory } from './tenant-host.js';
+import { addressOf, type Organization, type OrganizationDirectory } from './tenant-host.js';
 
 export type { Scope, Role };
 
@@ -85,6 +85,10 @@ export const AccessErrors = {
   principalTokenRequired: () => new AppError('dp_token_required', "This endpoint takes a data principal's token (Authorization: Bearer dpt_…)"),
 } as const;
 
+/** Said with `Invalid API key` when the key is active in another organization than the host's. */
+export const WRONG_HOST_HINT =
+  "This key belongs to another organization than this host's. Call its own organization's host, or the base host (no organization subdomain), where a key selects its own organization.";
+
 /** The token of an `Authorization: Bearer <token>` header; anything else counts as no credentials. */
 export function bearerToken(request: FastifyRequest): string | null {
   const match = /^Bearer +(\S+) *$/i.exec(headerValue(request, 'authorization'));
@@ -104,22 +108,30 @@ export function tenantOf(request: FastifyRequest): TenantContext {
   return request.tenant;
 }
 
+/**
+ * The host the client asked for. Behind trusted proxies (TRUST_PROXY), Fastify reads X-Forwarded-Host
+ * only when the connection comes from a trusted proxy, and takes its last entry (the one our proxy set).
+ */
 export function hostOf(request: FastifyRequest, trustProxy: boolean): string | undefined {
-  if (trustProxy) {
-    const forwarded = request.headers['x-forwarded-host'];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-    if (first) return first;
-  }
+  if (trustProxy) return request.host;
   return request.headers.host;
 }
 
-/** The organization a public route's Host names (routes with an access rule get it in `request.tenant`). */
+/**
+ * The organization a public route's Host names (routes with an access rule get it in `request.tenant`).
+ * `orgHeaderOnBareHost`: on the bare host, the organization X-Org-Id names (the data principal's code
+ * sign-in, which a browser or app calls before it holds any credential). Pages never take it: a page
+ * lives on its organization's host (host-only cookies, links built on that host).
+ */
 export async function organizationOf(
   request: FastifyRequest,
   deps: Pick<AccessDeps, 'organizations' | 'baseDomain' | 'trustProxy'>,
+  options: { orgHeaderOnBareHost?: boolean } = {},
 ): Promise<Organization | null> {
-  const slug = slugFromHost(hostOf(request, deps.trustProxy), deps.baseDomain);
-  return slug ? deps.organizations.bySlug(slug) : null;
+  const address = addressOf(hostOf(request, deps.trustProxy), deps.baseDomain);
+  if (address.kind === 'organization') return address.slug ? deps.organizations.bySlug(address.slug) : null;
+  const named = options.orgHeaderOnBareHost ? headerValue(request, 'x-org-id').toLowerCase() : '';
+  return /^[a-z0-9-]{1,63}$/.test(named) ? deps.organizations.bySlug(named) : null;
 }
 
 function headerValue(request: FastifyRequest, name: string): string {
@@ -153,19 +165,28 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     const access = request.routeOptions.config.access;
     if (access === undefined || access === 'public') return;
 
-    const slug = slugFromHost(hostOf(request, deps.trustProxy), deps.baseDomain);
-    const org: Organization | null = slug ? await deps.organizations.bySlug(slug) : null;
+    // An organization's host names the organization; on the bare host (the base domain, an IP address,
+    // any other name) the credential selects it: a key or a data principal's token its own, a member's
+    // token the one X-Org-Id names (contract §9).
+    const address = addressOf(hostOf(request, deps.trustProxy), deps.baseDomain);
+    const bare = address.kind === 'bare';
+    const hostOrg: Organization | null = address.kind === 'organization' && address.slug ? await deps.organizations.bySlug(address.slug) : null;
 
     // An unknown host is remembered and answered below exactly like a wrong key, never with a 400. A
     // wrong X-Org-Id is told only to a caller whose credentials hold for this organization: to anyone
     // else a real organization's host answers like an unknown one (issue 21).
     const orgHeader = headerValue(request, 'x-org-id');
-    const orgHeaderWrong = Boolean(org && access.orgHeader && orgHeader !== org.slug);
-    const checkOrgHeader = () => {
-      if (!orgHeaderWrong) return;
+    const checkOrgHeader = (org: Organization) => {
+      // On an organization's host only the history needs it; on the bare host, when sent, it must name
+      // the organization the credential selected (a client that names one organization never acts in another).
+      if (!(access.orgHeader || (bare && orgHeader !== '')) || orgHeader === org.slug) return;
       // Missing and wrong are told apart (issue 20): what to fix differs.
       if (orgHeader === '') throw new AppError('org_header_missing', "X-Org-Id could not be resolved: the header is missing (send the organization's slug)");
+      if (bare) throw new AppError('org_header_unresolved', "X-Org-Id could not be resolved: it does not name the organization of this credential (a key or a data principal's token selects its own)");
       throw new AppError('org_header_unresolved', 'X-Org-Id could not be resolved: it does not name the organization of this host');
+    };
+    const setTenant = (org: Organization, actor: Actor) => {
+      request.tenant = { orgId: org.id, slug: org.slug, orgName: org.name, actor, requestId: request.id };
     };
 
     const key = headerValue(request, 'x-api-key');
@@ -175,51 +196,59 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     const token = access.bearer && !principalToken ? sent : null;
     // When both are sent, the API key is used.
     if (key && access.apiKey) {
-      if (!org) throw AuthErrors.invalidKey();
-      const verified = await deps.apiKeys.verify(org.id, key);
-      if (!verified) throw AuthErrors.invalidKey();
-      checkOrgHeader();
+      let org = hostOrg;
+      let verified: VerifiedKey | null = null;
+      if (bare) {
+        verified = await deps.apiKeys.resolve(key);
+        org = verified ? await deps.organizations.byId(verified.orgId) : null;
+      } else if (org) verified = await deps.apiKeys.verify(org.id, key);
+      if (!org || !verified) {
+        // The sentence is the specification's; a key of another organization is told where it works.
+        if (!bare && (await deps.apiKeys.resolve(key))) throw AuthErrors.invalidKey().withHint(WRONG_HOST_HINT);
+        throw AuthErrors.invalidKey();
+      }
+      checkOrgHeader(org);
       if (access.apiKey !== 'any' && !verified.scopes.includes('admin') && !verified.scopes.includes(access.apiKey)) {
         throw AuthErrors.missingScope(access.apiKey);
       }
-      request.tenant = {
-        orgId: org.id,
-        slug: org.slug,
-        orgName: org.name,
-        actor: { type: 'api_key', id: verified.id, scopes: verified.scopes },
-        requestId: request.id,
-      };
+      setTenant(org, { type: 'api_key', id: verified.id, scopes: verified.scopes });
       return;
     }
     if (principalToken) {
+      let org = hostOrg;
+      if (bare) {
+        const orgId = await deps.dpTokens.organizationOf(principalToken);
+        org = orgId ? await deps.organizations.byId(orgId) : null;
+      }
       const verified = org ? await deps.dpTokens.verify(org.id, principalToken) : null;
       if (!org || !verified) throw AccessErrors.invalidToken();
       if (!access.dataPrincipal) throw AccessErrors.principalOnly();
-      checkOrgHeader();
-      request.tenant = {
-        orgId: org.id,
-        slug: org.slug,
-        orgName: org.name,
-        actor: { type: 'data_principal', id: verified.dataPrincipalId, dpId: verified.dpId },
-        requestId: request.id,
-      };
+      checkOrgHeader(org);
+      setTenant(org, { type: 'data_principal', id: verified.dataPrincipalId, dpId: verified.dpId });
       return;
     }
     if (token && access.bearer) {
       const verified = await deps.bearer.verifyAccess(token);
       if (!verified) throw AccessErrors.invalidToken();
+      let org = hostOrg;
+      if (bare) {
+        // A member may belong to several organizations: X-Org-Id says which one (missing, unknown and
+        // not a member are three different things to fix; only a signed-in user is told them).
+        if (orgHeader === '') {
+          throw new AppError(
+            'org_header_missing',
+            "X-Org-Id could not be resolved: the header is missing (with a Bearer token on the base host, send the organization's slug, or call the organization's own host)",
+          );
+        }
+        org = await deps.organizations.bySlug(orgHeader);
+        if (!org) throw new AppError('org_header_unresolved', 'X-Org-Id could not be resolved: no organization has this slug');
+      }
       // A valid token on an unknown organization's host reveals nothing: it is simply not a member.
       const role = org ? await deps.bearer.roleIn(org.id, verified.userId) : null;
       if (!org || !role) throw AccessErrors.notMember();
-      checkOrgHeader();
+      if (!bare) checkOrgHeader(org);
       if (!access.bearer.includes(role)) throw AccessErrors.roleTooLow();
-      request.tenant = {
-        orgId: org.id,
-        slug: org.slug,
-        orgName: org.name,
-        actor: { type: 'user', id: verified.userId, role, sessionId: verified.sessionId },
-        requestId: request.id,
-      };
+      setTenant(org, { type: 'user', id: verified.userId, role, sessionId: verified.sessionId });
       return;
     }
     // A member's token (or anything else) where only a data principal's token is taken.

@@ -16,6 +16,8 @@ export interface VerifiedKey {
 
 export interface ApiKeyVerifier {
   verify(orgId: string, key: string): Promise<VerifiedKey | null>;
+  /** The active key, whichever organization it belongs to (the bare base host: a key selects its own organization). */
+  resolve(key: string): Promise<VerifiedKey | null>;
   /** Called on revocation: the key fails at once in this process. */
   invalidate(keyId: string): void;
   /** Forgets every cached key (notifications may have been missed). */
@@ -78,6 +80,30 @@ export function createApiKeyVerifier(db: Database, clock: Clock, options: { flus
         cache.set(cacheKey, entry);
       }
       usage.set(entry.key.id, { orgId, at: now });
+      return entry.key;
+    },
+    async resolve(key) {
+      if (!looksLikeApiKey(key)) return null;
+      const hash = hashApiKey(key);
+      const cacheKey = `*:${hash}`;
+      const now = clock.now();
+      let entry = cache.get(cacheKey);
+      if (!entry || now.getTime() - entry.at >= KEY_CACHE_TTL_MS) {
+        const rows = await db.system.query<{ id: string; org_id: string; scopes: Scope[] }>(
+          'select id, org_id, scopes from api_keys where key_hash = $1 and revoked_at is null limit 2',
+          [hash],
+        );
+        // Two organizations with one key hash cannot happen by chance; if it ever did, neither is guessed.
+        const row = rows.length === 1 ? rows[0] : undefined;
+        if (!row) {
+          cache.delete(cacheKey);
+          return null;
+        }
+        if (cache.size >= MAX_ENTRIES) cache.clear();
+        entry = { key: { id: row.id, orgId: row.org_id, scopes: row.scopes }, at: now.getTime() };
+        cache.set(cacheKey, entry);
+      }
+      usage.set(entry.key.id, { orgId: entry.key.orgId, at: now });
       return entry.key;
     },
     invalidate(keyId) {

@@ -14,6 +14,8 @@ export interface VerifiedDpToken {
 
 export interface DpTokenVerifier {
   verify(orgId: string, token: string): Promise<VerifiedDpToken | null>;
+  /** The organization a token was issued in (the bare base host), or null; `verify` then checks the token itself. */
+  organizationOf(token: string): Promise<string | null>;
   /** Drops cached answers for a revoked token (by its hash). */
   forget(orgId: string, tokenHash: string): void;
 }
@@ -23,6 +25,7 @@ const MAX_ENTRIES = 50_000;
 
 export function createDpTokenVerifier(db: Database, clock: Clock): DpTokenVerifier {
   const cache = new Map<string, { token: VerifiedDpToken | null; at: number }>();
+  const orgs = new Map<string, { orgId: string; at: number }>();
   return {
     async verify(orgId, token) {
       if (!looksLikeDpToken(token)) return null;
@@ -48,6 +51,24 @@ export function createDpTokenVerifier(db: Database, clock: Clock): DpTokenVerifi
         cache.set(key, hit);
       }
       return hit.token && hit.token.expiresAt.getTime() > now ? hit.token : null;
+    },
+    async organizationOf(token) {
+      if (!looksLikeDpToken(token)) return null;
+      const hash = sha256Hex(token);
+      const now = clock.now().getTime();
+      const hit = orgs.get(hash);
+      // A token never changes organization: a remembered answer only needs to be young enough.
+      if (hit && now - hit.at < DP_TOKEN_CACHE_TTL_MS) return hit.orgId;
+      const rows = await db.system.query<{ org_id: string }>(
+        'select org_id from dp_token_orgs where token_hash = $1 and expires_at > $2',
+        [hash, clock.now()],
+      );
+      const orgId = rows[0]?.org_id ?? null;
+      if (orgId) {
+        if (orgs.size >= MAX_ENTRIES) orgs.clear();
+        orgs.set(hash, { orgId, at: now });
+      }
+      return orgId;
     },
     forget(orgId, tokenHash) {
       cache.delete(`${orgId}:${tokenHash}`);

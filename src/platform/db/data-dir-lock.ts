@@ -3,7 +3,15 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
-export class DataDirBusyError extends Error {}
+export class DataDirBusyError extends Error {
+  constructor(
+    message: string,
+    /** Who holds the directory, when a live process does. */
+    readonly holder?: 'server' | 'cli',
+  ) {
+    super(message);
+  }
+}
 
 export interface DataDirLock {
   release(): void;
@@ -15,6 +23,16 @@ function alive(pid: number): boolean {
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The live process holding dataDir's lock, or null when none does (no lock, or its process is gone). */
+export function dataDirHolder(dataDir: string): { pid: number; holder: 'server' | 'cli' } | null {
+  try {
+    const owner = JSON.parse(readFileSync(join(dataDir, 'assent.lock'), 'utf8')) as { pid?: number; holder?: 'server' | 'cli' };
+    return owner.pid && alive(owner.pid) ? { pid: owner.pid, holder: owner.holder ?? 'cli' } : null;
+  } catch {
+    return null;
   }
 }
 
@@ -47,6 +65,7 @@ export function acquireDataDirLock(dataDir: string, holder: 'server' | 'cli'): D
         throw new DataDirBusyError(
           `The data directory ${dataDir} is in use by ${who} (pid ${owner.pid}). The embedded store allows one process at a time: ` +
             'stop it first, or run against PostgreSQL (DATABASE_URL), where the CLI and the server can run together.',
+          owner.holder === 'server' ? 'server' : 'cli',
         );
       }
       rmSync(path, { force: true }); // stale: its process is gone

@@ -25,7 +25,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError & { validation?: ErrorObject[]; validationContext?: string }, request, reply) => {
     if (error instanceof AppError) {
       if (error.headers) reply.headers(error.headers);
-      return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.details));
+      return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.details, error.hint));
     }
     if (error.validation) {
       const context = CONTEXT_NAMES[error.validationContext ?? 'body'] ?? 'body';

@@ -9,11 +9,11 @@ export const ERROR_CODES = {
   empty_body: { status: 400, meaning: 'A JSON body was announced but none was sent' },
   content_length_mismatch: { status: 400, meaning: 'Content-Length does not match the body' },
   malformed_url: { status: 400, meaning: 'The path has an invalid percent-encoding' },
-  org_header_missing: { status: 400, meaning: "X-Org-Id is required here and was not sent (or empty): send the organization's slug" },
-  org_header_unresolved: { status: 400, meaning: 'X-Org-Id does not name the addressed organization (unknown, or another one)' },
+  org_header_missing: { status: 400, meaning: "X-Org-Id is required here (the history; a Bearer token on the bare host) and was not sent (or empty): send the organization's slug" },
+  org_header_unresolved: { status: 400, meaning: "X-Org-Id does not name the addressed organization (no such organization, or another than the host's or the credential's)" },
   // 401
   api_key_required: { status: 401, meaning: 'No credentials were sent' },
-  invalid_api_key: { status: 401, meaning: 'The API key is not an active key of the addressed organization' },
+  invalid_api_key: { status: 401, meaning: "The API key is not an active key of the addressed organization (on the bare host: of any); `hint` says so when it is another organization's key" },
   invalid_token: { status: 401, meaning: 'The Bearer token is unknown, expired or revoked' },
   bearer_token_required: { status: 401, meaning: 'The endpoint takes a Bearer token, and only an API key was sent' },
   invalid_credentials: { status: 401, meaning: 'Wrong email or password' },
@@ -58,6 +58,8 @@ export interface ErrorDetail {
 
 export class AppError extends Error {
   readonly statusCode: number;
+  /** What to do about it, where the sentence must stay as the specification fixes it (`Invalid API key`). */
+  hint?: string;
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -68,11 +70,24 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.statusCode = ERROR_CODES[code].status;
   }
+
+  withHint(hint: string): this {
+    this.hint = hint;
+    return this;
+  }
 }
 
-/** The JSON body of an error: the sentence, its stable code, and the problems of a validation error. */
-export function errorBody(code: ErrorCode, error: string, details?: ErrorDetail[]): { error: string; code: ErrorCode; details?: ErrorDetail[] } {
-  return details ? { error, code, details } : { error, code };
+/** The JSON body of an error: the sentence, its stable code, the problems of a validation error, and a hint where one helps. */
+export function errorBody(
+  code: ErrorCode,
+  error: string,
+  details?: ErrorDetail[],
+  hint?: string,
+): { error: string; code: ErrorCode; details?: ErrorDetail[]; hint?: string } {
+  const body: { error: string; code: ErrorCode; details?: ErrorDetail[]; hint?: string } = { error, code };
+  if (details) body.details = details;
+  if (hint) body.hint = hint;
+  return body;
 }
 
 /** The exact bodies the specification fixes (original spec §5.6, contract §2). */

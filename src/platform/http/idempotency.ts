@@ -309,7 +309,12 @@ export interface IdempotencyPurge {
 export function createIdempotencyPurge(db: Database, clock: Clock, log: { error(o: object, m: string): void }, intervalMs = 60 * 60 * 1000): IdempotencyPurge {
   let timer: ReturnType<typeof setInterval> | null = null;
   let running: Promise<unknown> | null = null;
-  const runOnce = () => purgeExpiredIdempotencyKeys(db, clock.now());
+  const runOnce = async () => {
+    const purged = await purgeExpiredIdempotencyKeys(db, clock.now());
+    // The same hourly sweep drops the bare host's directory of expired data principals' tokens (migration 0017).
+    await db.system.query('delete from dp_token_orgs where expires_at < $1', [new Date(clock.now().getTime() - 60 * 60 * 1000)]);
+    return purged;
+  };
   return {
     runOnce,
     start() {

@@ -73,7 +73,8 @@ const PARAMETERS: Record<string, Json> = {
     name: 'X-Org-Id',
     in: 'header',
     required: true,
-    description: 'The organization slug; must name the organization addressed (missing or another: 400).',
+    description:
+      "The organization slug; must name the organization addressed: on an organization's host, that host's; on the bare base host, the API key's (or, with a Bearer token, the organization to act in). Missing: 400 `org_header_missing`; another or unknown: 400 `org_header_unresolved`.",
     schema: { type: 'string', example: 'acme' },
   },
   XOrgId: {
@@ -81,7 +82,7 @@ const PARAMETERS: Record<string, Json> = {
     in: 'header',
     required: false,
     description:
-      'With a Bearer token on the bare host (no organization subdomain): the slug of the organization to act in. Ignored on an organization host, and with an API key (a key selects its own organization).',
+      "On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host.",
     schema: { type: 'string', example: 'acme' },
   },
 };
@@ -156,7 +157,7 @@ function addRequestHeaders(op: Json, _method: string, route: DocumentedRoute): v
   if (route.idempotent) refs.push('IdempotencyKey');
   if (isTenantRoute(route.access)) {
     if (route.access.orgHeader) refs.push('XOrgIdRequired');
-    else if (route.access.bearer) refs.push('XOrgId');
+    else if (route.access.bearer || route.access.apiKey || route.access.dataPrincipal) refs.push('XOrgId');
   }
   const names = new Set(refs.map((r) => PARAMETERS[r]!.name.toLowerCase()));
   // A header the route's own schema declares (x-org-id) is replaced by the shared declaration.

@@ -20,6 +20,9 @@ export const ErrorBody = Type.Object(
         { description: 'Validation errors only: one entry per problem found' },
       ),
     ),
+    hint: Type.Optional(
+      Type.String({ description: 'What to fix, where the sentence itself is fixed by the specification (an API key sent to another organization\'s host)' }),
+    ),
   },
   { title: 'Error' },
 );

@@ -1,8 +1,9 @@
-// Named types for the records the pages show, taken from the generated OpenAPI types (openapi.d.ts), so
+// Named types for the records the pages show, taken from the client package's generated OpenAPI types, so
 // a change to a route schema that the dashboard does not follow fails `npm run typecheck`.
-import type { paths } from './openapi';
+import type { components, paths } from '../../../clients/typescript/src/index';
 
 export type Paths = paths;
+export type Components = components;
 
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 /** The 200/201 body of an operation. */

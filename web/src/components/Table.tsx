@@ -16,7 +16,20 @@ export interface Column<T> {
 
 const cellClass = (c: { numeric?: boolean; nowrap?: boolean }) => [c.numeric ? 'numeric' : '', c.nowrap ? 'nowrap' : ''].filter(Boolean).join(' ') || undefined;
 
-export function Table<T>({ caption, columns, rows, rowKey }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string }) {
+export function Table<T>({
+  caption,
+  columns,
+  rows,
+  rowKey,
+  rowClass,
+}: {
+  caption: string;
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  /** A class for a row that stands out (an overdue ticket); never its only sign. */
+  rowClass?: (row: T) => string | undefined;
+}) {
   const m = useMessages();
   return (
     <div className="table-frame" role="region" aria-label={caption} tabIndex={0}>
@@ -50,7 +63,7 @@ export function Table<T>({ caption, columns, rows, rowKey }: { caption: string; 
         </thead>
         <tbody>
           {rows.map((row) => (
-            <tr key={rowKey(row)}>
+            <tr key={rowKey(row)} className={rowClass?.(row)}>
               {columns.map((c) => (
                 <td key={c.key} className={cellClass(c)} data-label={c.header}>
                   {c.render(row)}

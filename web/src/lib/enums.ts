@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'consent.withdrawn',
   'api_key.created',
   'organization.updated',
+  'organization.exported',
   'organization.contact_person_set',
   'organization.rights_center_settings_updated',
   'api_key.revoked',

@@ -1,9 +1,11 @@
-// One ticket: its details, a status change with a note (owners and admins), and its history.
+// One ticket: its details with its due date, a status change with a note (owners and admins), the
+// conversation with the data principal and a reply (any member), and its history.
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { api, call } from '../api/client';
 import { canChange, useSession } from '../api/use-session';
 import { StatusBadge } from '../components/Badge';
+import { DueDate } from '../components/DueDate';
 import { Field, FormError } from '../components/fields';
 import { Notice } from '../components/Notice';
 import { DataState } from '../components/states';
@@ -39,6 +41,10 @@ export default function GrievancePage({ ticketId }: { ticketId: string }) {
               <dt>{m.common.status}</dt>
               <dd>
                 <StatusBadge status={g.status} />
+              </dd>
+              <dt>{m.grievances.due}</dt>
+              <dd>
+                <DueDate ticket={g} />
               </dd>
               <dt>{m.grievances.category}</dt>
               <dd>{label(m.labels.category, g.category)}</dd>
@@ -82,6 +88,8 @@ export default function GrievancePage({ ticketId }: { ticketId: string }) {
                 }}
               />
             ) : null}
+
+            <Conversation ticketId={g.ticket_id} />
 
             <h2>{m.grievances.history}</h2>
             <ol className="timeline">
@@ -136,5 +144,58 @@ function StatusForm({ ticket, onChanged }: { ticket: GrievanceWithHistory; onCha
         {busy ? m.common.saving : m.grievances.submitStatus}
       </button>
     </form>
+  );
+}
+
+/** The conversation on the ticket (oldest first) and a reply from the organization (sender `agent`). */
+export function Conversation({ ticketId }: { ticketId: string }) {
+  const m = useMessages();
+  const messages = useApi(() => call(api.GET('/grievance/{ticket_id}/messages', { params: { path: { ticket_id: ticketId } } })), [ticketId]);
+  const [text, setText] = useState('');
+  const [sent, setSent] = useState<string | null>(null);
+  const { busy, error, onSubmit } = useAction(async () => {
+    setSent(null);
+    await call(api.POST('/grievance/{ticket_id}/messages', { params: { path: { ticket_id: ticketId } }, body: { message: text } }));
+    setText('');
+    setSent(m.grievances.replySent);
+    messages.reload();
+  });
+
+  return (
+    <section aria-labelledby="conversation-heading">
+      <h2 id="conversation-heading">{m.grievances.conversation}</h2>
+      <DataState loaded={messages} isEmpty={(d) => d.length === 0} empty={m.grievances.noMessages}>
+        {(list) => (
+          <ol className="conversation">
+            {list.map((msg) => (
+              <li key={msg.id} className={`message message-${msg.sender}`}>
+                <p className="message-meta">
+                  <strong>{label(m.grievances.sender, msg.sender)}</strong> <time dateTime={msg.created_at}>{formatDateTime(msg.created_at)}</time>
+                </p>
+                <p className="prose">{msg.message}</p>
+                {msg.attachment_url ? (
+                  <p>
+                    <a href={msg.attachment_url} rel="noopener noreferrer nofollow" target="_blank">
+                      {msg.attachment_url}
+                    </a>
+                  </p>
+                ) : null}
+              </li>
+            ))}
+          </ol>
+        )}
+      </DataState>
+      <Notice>{sent}</Notice>
+      <form className="card form" onSubmit={onSubmit()} noValidate>
+        <h3>{m.grievances.reply}</h3>
+        <FormError error={error} fields={['message']} />
+        <Field label={m.grievances.replyLabel} field="message" error={error} hint={m.grievances.replyHint}>
+          {(ids) => <textarea {...ids} rows={4} maxLength={5000} required value={text} onChange={(e) => setText(e.target.value)} />}
+        </Field>
+        <button type="submit" className="button primary" disabled={busy}>
+          {busy ? m.grievances.sending : m.grievances.sendReply}
+        </button>
+      </form>
+    </section>
   );
 }

@@ -1,8 +1,10 @@
-// Grievance tickets: filter (status, category, user, dates), sort by created or updated, page through.
+// Grievance tickets: filter (status, category, user, dates, overdue), sort by created, updated or due date,
+// page through. Each row shows its due date; overdue tickets are labelled (and marked at the row's edge).
 import { Link } from 'wouter';
 import { api, call } from '../api/client';
 import { useSession } from '../api/use-session';
 import { StatusBadge } from '../components/Badge';
+import { DueDate } from '../components/DueDate';
 import { Field } from '../components/fields';
 import { Filters, Options, useFilterDraft } from '../components/Filters';
 import { ListFooter } from '../components/Pager';
@@ -17,7 +19,8 @@ import { useApi } from '../lib/use-api';
 import { useTitle } from '../lib/use-title';
 import { pathTo, PAGES } from '../routes';
 
-const FILTERS = ['status', 'category', 'client_user_id', 'from', 'to'] as const;
+const FILTERS = ['status', 'category', 'client_user_id', 'from', 'to', 'overdue'] as const;
+const OVERDUE = ['true', 'false'] as const;
 
 export default function GrievancesPage() {
   const m = useMessages();
@@ -26,7 +29,7 @@ export default function GrievancesPage() {
   const { draft, set } = useFilterDraft(params, FILTERS);
   const limit = intParam(params, 'limit', 50, 1, 200);
   const offset = intParam(params, 'offset', 0);
-  const sort = oneOf(params, 'sort', ['created_at', 'updated_at'] as const) ?? 'created_at';
+  const sort = oneOf(params, 'sort', ['created_at', 'updated_at', 'due_at'] as const) ?? 'created_at';
   const order = oneOf(params, 'order', ['asc', 'desc'] as const) ?? 'desc';
   const query = {
     status: oneOf(params, 'status', GRIEVANCE_STATUSES),
@@ -34,6 +37,7 @@ export default function GrievancesPage() {
     client_user_id: params.get('client_user_id') || undefined,
     from: dayBoundary(params.get('from') ?? '', false),
     to: dayBoundary(params.get('to') ?? '', true),
+    overdue: ((v) => (v === undefined ? undefined : v === 'true'))(oneOf(params, 'overdue', OVERDUE)),
     sort,
     order,
     limit,
@@ -42,10 +46,14 @@ export default function GrievancesPage() {
   const list = useApi(() => call(api.GET('/api/v1/grievances', { params: { query } })), [JSON.stringify(query)]);
   const filtered = FILTERS.some((f) => params.get(f));
 
-  const sortBy = (column: 'created_at' | 'updated_at') => ({
+  const sortBy = (column: 'created_at' | 'updated_at' | 'due_at') => ({
     direction: sort === column ? order : null,
     onToggle: () => update({ sort: column, order: sort === column && order === 'desc' ? 'asc' : 'desc' }),
   });
+  const dueSort = {
+    direction: sort === 'due_at' ? order : null,
+    onToggle: () => update({ sort: 'due_at', order: sort === 'due_at' && order === 'asc' ? 'desc' : 'asc' }),
+  };
   const columns: Column<Grievance>[] = [
     { key: 'ticket', nowrap: true, header: m.grievances.ticket, render: (g) => <Link href={pathTo(PAGES.grievance, { ticketId: g.ticket_id })}>{g.ticket_id}</Link> },
     { key: 'subject', header: m.grievances.subject, render: (g) => g.subject },
@@ -54,6 +62,8 @@ export default function GrievancesPage() {
     { key: 'user', nowrap: true, header: m.grievances.user, render: (g) => <code>{g.client_user_id}</code> },
     { key: 'created', nowrap: true, header: m.common.created, render: (g) => formatDateTime(g.created_at), sort: sortBy('created_at') },
     { key: 'updated', nowrap: true, header: m.common.updated, render: (g) => formatDateTime(g.updated_at), sort: sortBy('updated_at') },
+    // Soonest first on the first click: what needs an answer next.
+    { key: 'due', nowrap: true, header: m.grievances.due, render: (g) => <DueDate ticket={g} />, sort: dueSort },
   ];
 
   return (
@@ -81,6 +91,13 @@ export default function GrievancesPage() {
         <Field label={m.grievances.user} hint={m.grievances.userHint}>
           {(ids) => <input {...ids} value={draft.client_user_id} onChange={(e) => set('client_user_id')(e.target.value)} />}
         </Field>
+        <Field label={m.grievances.overdueFilter}>
+          {(ids) => (
+            <select {...ids} value={draft.overdue} onChange={(e) => set('overdue')(e.target.value)}>
+              <Options values={OVERDUE} labels={m.grievances.overdueOptions} all={m.common.all} />
+            </select>
+          )}
+        </Field>
         <Field label={m.common.from}>{(ids) => <input {...ids} type="date" value={draft.from} onChange={(e) => set('from')(e.target.value)} />}</Field>
         <Field label={m.common.to}>{(ids) => <input {...ids} type="date" value={draft.to} onChange={(e) => set('to')(e.target.value)} />}</Field>
       </Filters>
@@ -88,7 +105,7 @@ export default function GrievancesPage() {
       <DataState loaded={list} isEmpty={(d) => d.count === 0} empty={filtered ? m.grievances.empty : m.grievances.none}>
         {(d) => (
           <>
-            <Table caption={m.grievances.title} columns={columns} rows={d.data} rowKey={(g) => g.id} />
+            <Table caption={m.grievances.title} columns={columns} rows={d.data} rowKey={(g) => g.id} rowClass={(g) => (g.overdue ? 'row-overdue' : undefined)} />
             <ListFooter count={d.count} limit={limit} offset={offset} update={update} />
           </>
         )}

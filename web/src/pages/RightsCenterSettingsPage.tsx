@@ -2,7 +2,7 @@
 // which sections it shows, their titles. One form; the API keeps fields that are not sent as they were.
 import { useState } from 'react';
 import { api, call } from '../api/client';
-import type { components } from '../api/openapi';
+import type { Components as components } from '../api/types';
 import { Field, FormError } from '../components/fields';
 import { Notice } from '../components/Notice';
 import { DataState } from '../components/states';

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'grievance.created',
   'grievance.status_changed',
   'grievance.message_created',
+  'grievance.overdue',
   'nominee.created',
   'nominee.updated',
   'nominee.deleted',

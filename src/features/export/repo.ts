@@ -1,0 +1,102 @@
+// The export's reads: each table of one organization in key order, a batch at a time (keyset paging,
+// each batch from the primary key's index), so a table of millions of rows is never read whole.
+import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import type { TableName } from './archive.js';
+
+export const BATCH = 2000;
+
+interface TableQuery {
+  /** Columns, as exported (the organization id is left out: it is the archive's). */
+  select: string;
+  from: string;
+  /** The keyset: columns of a unique key, in order. */
+  key: string[];
+  /** Extra condition (the audit log stops at the chain head read first). */
+  where?: string;
+}
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+export const TABLE_QUERIES: Record<TableName, TableQuery> = {
+  assets: { select: 'id, name, kind, status, created_at, updated_at', from: 'assets t', key: ['id'] },
+  'collection-points': {
+    select: 'id, display_id, asset_id, name, notice, notice_version, purposes, status, created_at, updated_at',
+    from: 'collection_points t',
+    key: ['id'],
+  },
+  'notice-versions': {
+    select: 'collection_point_id, version, notice, purposes, created_at',
+    from: 'notice_versions t',
+    key: ['collection_point_id', 'version'],
+  },
+  'consent-records': {
+    select: 'id, collection_point_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, channel, created_at',
+    from: 'consent_records t',
+    key: ['id'],
+  },
+  'consent-links': {
+    select: 'id, asset_id, collection_point_id, dp_id, phone, created_at, expires_at, completed_at, consent_action, regeneration_count',
+    from: 'consent_requests t',
+    key: ['id'],
+  },
+  grievances: {
+    select:
+      'id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at, due_at, paused_at, paused, resolved_at',
+    from: 'grievances t',
+    key: ['id'],
+  },
+  'grievance-history': {
+    select: 'id, grievance_id, status, previous_status, changed_at, actor_type, actor_id, note',
+    from: 'grievance_status_changes t',
+    key: ['id'],
+  },
+  'grievance-messages': {
+    select: 'id, grievance_id, sender, message, attachment_url, actor_type, actor_id, created_at',
+    from: 'grievance_messages t',
+    key: ['id'],
+  },
+  nominees: {
+    select: 'id, client_user_id, nominee_name, nominee_email, nominee_mobile, relationship, purpose_of_appointment, status, verified_at, created_at, updated_at',
+    from: 'nominees t',
+    key: ['id'],
+  },
+  'audit-log': {
+    // `at` as the chain's canonical text has it; `canonical` is the text the entry's hash covers.
+    select: `seq, id, org_id, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, actor_type, actor_id, action, target_type, target_id,
+             request_id, details, prev_hash, hash, assent_audit_canonical(t) as canonical`,
+    from: 'audit_log t',
+    key: ['seq'],
+    where: 't.seq <= $2::bigint',
+  },
+};
+
+const KEY_TYPES: Record<string, string> = { id: 'uuid', collection_point_id: 'uuid', version: 'int', seq: 'bigint' };
+
+/** Every row of the table, in key order, BATCH rows per statement. */
+export async function* rowsOf(tx: TenantTx, table: TableName, extra: unknown[] = []): AsyncGenerator<Record<string, unknown>> {
+  const q = TABLE_QUERIES[table];
+  const first = 2 + extra.length;
+  const keyParams = q.key.map((k, i) => `$${first + i}::${KEY_TYPES[k]}`);
+  const after = `(${q.key.map((k) => `t.${k}`).join(', ')}) > (${keyParams.join(', ')})`;
+  const text =
+    `select ${q.select} from ${q.from} where t.org_id = $1::uuid${q.where ? ` and ${q.where}` : ''} and ${after} ` +
+    `order by ${q.key.map((k) => `t.${k}`).join(', ')} limit ${BATCH}`;
+  let cursor: unknown[] = q.key.map((k) => (KEY_TYPES[k] === 'uuid' ? ZERO_UUID : 0));
+  for (;;) {
+    const rows = await tx.query<Record<string, unknown>>(text, [tx.orgId, ...extra, ...cursor]);
+    for (const row of rows) yield row;
+    if (rows.length < BATCH) return;
+    const last = rows[rows.length - 1]!;
+    cursor = q.key.map((k) => last[k]);
+  }
+}
+
+export async function organizationOf(tx: TenantTx): Promise<{ grievance_period_days: number } | undefined> {
+  const [row] = await tx.query<{ grievance_period_days: number }>('select grievance_period_days from organizations where id = $1::uuid', [tx.orgId]);
+  return row;
+}
+
+export async function auditHeadOf(tx: TenantTx): Promise<{ seq: number; hash: string } | null> {
+  const [head] = await tx.query<{ seq: string | number; hash: string }>('select seq, hash from audit_chain_heads where org_id = $1::uuid', [tx.orgId]);
+  return head ? { seq: Number(head.seq), hash: head.hash } : null;
+}

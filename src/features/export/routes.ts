@@ -1,0 +1,40 @@
+// GET /api/v1/export: the organization's archive for the regulator, streamed (contract §10). Owners
+// only: the archive holds every data principal's records, more than any API key's scope should reach.
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../../platform/auth/access.js';
+import { errorResponses } from '../../platform/http/schema-kit.js';
+import type { ExportService } from './service.js';
+
+export function exportRoutes(app: FastifyInstance, service: ExportService): void {
+  app.get('/api/v1/export', {
+    config: { access: { bearer: ['owner'] } },
+    schema: {
+      tags: ['Organization'],
+      security: [{ Bearer: [] }],
+      summary: 'Export for the regulator',
+      description:
+        "The organization's records in one gzipped tar, streamed as it is read: every consent record, every notice version, the consent links, every " +
+        'grievance ticket with its status history and messages, nominees, the audit log with its hash chain, the public signing keys (`jwks.json`), ' +
+        '`export.json` (what the archive holds) and `MANIFEST.sha256` (the SHA-256 of every other file, as `sha256sum -c` reads it). ' +
+        '`assent export verify FILE` checks an archive offline. Owners only: a Bearer token of an owner (another role: 403); API keys, even `admin` ones, are not accepted (401). ' +
+        'The export is recorded in the audit log (`organization.exported`) before it starts, so the archive holds that entry.',
+      response: {
+        200: {
+          description: 'The archive (`Content-Disposition: attachment; filename="<slug>-export-<UTC time>.tar.gz"`)',
+          content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+        },
+        ...errorResponses(401, 403),
+      },
+    },
+    handler: async (req, reply) => {
+      const started = await service.exportForOwner(tenantOf(req));
+      // A failure half-way can no longer change the status: it cuts the stream, and the client's gzip/tar reader fails.
+      started.done.catch((e: Error) => req.log.error({ err: e }, 'export failed'));
+      return reply
+        .header('content-type', 'application/gzip')
+        .header('content-disposition', `attachment; filename="${started.filename}"`)
+        .header('cache-control', 'no-store')
+        .send(started.stream);
+    },
+  });
+}

@@ -1,0 +1,152 @@
+// `assent export verify FILE`: checks an export with nothing but the file (no database, no network).
+// First pass: every file's SHA-256 against MANIFEST.sha256, and no file more or less. Second pass:
+// the audit log's hash chain (createChainVerifier, the same rule as `assent audit verify`) up to the
+// head export.json names, and the row counts export.json gives. The first problem found is named.
+import { createHash } from 'node:crypto';
+import { createChainVerifier, type ExportedAuditEntry } from '../audit/index.js';
+import { ArchiveError, FORMAT, JWKS, MANIFEST, META, TABLES, readArchive, type TableName } from './archive.js';
+
+export interface VerifyReport {
+  ok: boolean;
+  /** The first problem, in words (null when the archive verified). */
+  problem: string | null;
+  organization: { id: string; slug: string; name: string } | null;
+  exported_at: string | null;
+  files: number;
+  /** SHA-256 of MANIFEST.sha256: the one value that pins the whole archive. */
+  manifest_sha256: string | null;
+  audit: { entries: number; head: { seq: number; hash: string } | null } | null;
+  rows: Partial<Record<TableName, number>>;
+}
+
+interface Meta {
+  format: string;
+  organization: { id: string; slug: string; name: string };
+  exported_at: string;
+  audit_chain_head: { seq: number; hash: string } | null;
+  tables: Record<string, { rows: number; parts: string[] }>;
+}
+
+class Problem extends Error {}
+
+const SUM_LINE = /^([0-9a-f]{64}) {2}(.+)$/;
+
+export async function verifyExport(file: string): Promise<VerifyReport> {
+  const report: VerifyReport = { ok: false, problem: null, organization: null, exported_at: null, files: 0, manifest_sha256: null, audit: null, rows: {} };
+  try {
+    const meta = await checkManifest(file, report);
+    await checkContents(file, meta, report);
+    report.ok = true;
+  } catch (e) {
+    if (!(e instanceof Problem || e instanceof ArchiveError || isArchiveReadError(e))) throw e;
+    report.problem = e instanceof Problem || e instanceof ArchiveError ? e.message : `the file is not a readable .tar.gz archive (${(e as Error).message})`;
+  }
+  return report;
+}
+
+function isArchiveReadError(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR' || code === 'ENOENT' || code === 'EISDIR' || /tar|header|Unexpected end/i.test((e as Error).message ?? '');
+}
+
+/** Pass 1: the sums. Returns export.json, read from the archive once its sum matched. */
+async function checkManifest(file: string, report: VerifyReport): Promise<Meta> {
+  const sums = new Map<string, string>();
+  const order: string[] = [];
+  let root: string | null = null;
+  let manifest: Buffer | null = null;
+  let metaText: Buffer | null = null;
+  for await (const entry of readArchive(file)) {
+    if (entry.type !== 'file') throw new Problem(`${entry.root}/${entry.name} is a ${entry.type}, not a file: an export holds only files`);
+    root ??= entry.root;
+    if (entry.root !== root || entry.name === '') throw new Problem(`${entry.root}/${entry.name} is outside the archive's one folder ${root}/`);
+    if (sums.has(entry.name)) throw new Problem(`${entry.name} is in the archive twice`);
+    sums.set(entry.name, createHash('sha256').update(entry.content).digest('hex'));
+    order.push(entry.name);
+    if (entry.name === MANIFEST) manifest = entry.content;
+    if (entry.name === META) metaText = entry.content;
+  }
+  if (!manifest) throw new Problem(`${MANIFEST} is missing: the archive is incomplete or not an Assent export`);
+  report.manifest_sha256 = sums.get(MANIFEST)!;
+  const listed = new Map<string, string>();
+  for (const [i, line] of manifest.toString('utf8').split('\n').entries()) {
+    if (line === '') continue;
+    const m = SUM_LINE.exec(line);
+    if (!m) throw new Problem(`${MANIFEST} line ${i + 1} is not "<sha256>  <file>"`);
+    if (listed.has(m[2]!)) throw new Problem(`${MANIFEST} lists ${m[2]} twice`);
+    listed.set(m[2]!, m[1]!);
+  }
+  for (const name of order) {
+    if (name === MANIFEST) continue;
+    const expected = listed.get(name);
+    if (!expected) throw new Problem(`${name} is not in ${MANIFEST}: a file was added`);
+    if (expected !== sums.get(name)) throw new Problem(`${name}: its SHA-256 is ${sums.get(name)}, ${MANIFEST} says ${expected}: the file was changed`);
+  }
+  for (const name of listed.keys()) if (!sums.has(name)) throw new Problem(`${name} is listed in ${MANIFEST} but missing from the archive`);
+  report.files = order.length;
+  if (!metaText) throw new Problem(`${META} is missing`);
+  let meta: Meta;
+  try {
+    meta = JSON.parse(metaText.toString('utf8')) as Meta;
+  } catch {
+    throw new Problem(`${META} is not JSON`);
+  }
+  if (meta.format !== FORMAT) throw new Problem(`${META} says format ${JSON.stringify(meta.format)}; this verifier reads ${FORMAT}`);
+  report.organization = meta.organization;
+  report.exported_at = meta.exported_at;
+  return meta;
+}
+
+function parseLines(name: string, content: Buffer): unknown[] {
+  const text = content.toString('utf8');
+  if (text !== '' && !text.endsWith('\n')) throw new Problem(`${name} does not end with a newline: it was cut short`);
+  return text
+    .split('\n')
+    .slice(0, -1)
+    .map((line, i) => {
+      try {
+        return JSON.parse(line) as unknown;
+      } catch {
+        throw new Problem(`${name} line ${i + 1} is not JSON`);
+      }
+    });
+}
+
+/** Pass 2: the audit chain and the row counts (the sums already hold, so the files are as exported). */
+async function checkContents(file: string, meta: Meta, report: VerifyReport): Promise<void> {
+  const chain = createChainVerifier();
+  const counted: Partial<Record<TableName, number>> = {};
+  const parts: Partial<Record<TableName, string[]>> = {};
+  for await (const entry of readArchive(file)) {
+    const slash = entry.name.indexOf('/');
+    const table = entry.name.slice(0, slash) as TableName;
+    if (slash === -1 || !TABLES.includes(table)) {
+      if (![MANIFEST, META, JWKS].includes(entry.name)) throw new Problem(`${entry.name} is not a file of an Assent export`);
+      continue;
+    }
+    (parts[table] ??= []).push(entry.name);
+    const rows = parseLines(entry.name, entry.content);
+    counted[table] = (counted[table] ?? 0) + rows.length;
+    if (table === 'audit-log') {
+      for (const [i, row] of rows.entries()) {
+        let broken;
+        try {
+          broken = chain.add(row as ExportedAuditEntry);
+        } catch {
+          throw new Problem(`${entry.name} line ${i + 1} is not an audit log entry`);
+        }
+        if (broken) throw new Problem(`audit log entry ${broken.seq}${broken.id ? ` (${broken.id})` : ''}, ${entry.name} line ${i + 1}: ${broken.reason}`);
+      }
+    }
+  }
+  const audit = chain.finish(meta.audit_chain_head ?? null);
+  if (audit.broken) throw new Problem(`audit log: ${audit.broken.reason}`);
+  report.audit = { entries: audit.entries, head: audit.head };
+  for (const table of TABLES) {
+    const said = meta.tables?.[table];
+    if (!said) throw new Problem(`${META} does not describe ${table}`);
+    if (JSON.stringify(said.parts) !== JSON.stringify(parts[table] ?? [])) throw new Problem(`${table}: ${META} lists parts ${said.parts.join(', ') || 'none'}, the archive holds ${(parts[table] ?? []).join(', ') || 'none'}`);
+    if (said.rows !== (counted[table] ?? 0)) throw new Problem(`${table}: ${META} says ${said.rows} rows, the parts hold ${counted[table] ?? 0}`);
+  }
+  report.rows = counted;
+}
