@@ -21,6 +21,7 @@ import { RELATIONSHIPS } from '../src/features/nominees/index.js';
 import { seedBench, type BenchData } from './seed.js';
 import { BENCH_SECRET_KEY } from './secret.js';
 import { CATEGORIES, summariseProfile, type ProfileSummary } from './profile.js';
+import { integrationEndpoints, seedHookOrg, startHookReceiver } from './integration.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = join(ROOT, 'bench/results');
@@ -244,6 +245,8 @@ async function startServer(kind: ServerKind, store: StoreTarget, pinning: Pinnin
     BASE_DOMAIN: 'localhost',
     RATE_LIMIT_PER_KEY: '1000000000',
     RATE_LIMIT_PER_ADDRESS: '1000000000',
+    // The webhook write's endpoints are at a receiver in this process (bench/integration.ts).
+    WEBHOOK_ALLOW_PRIVATE: '1',
   };
   for (const k of ['DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'PUBLIC_URL', 'TRUST_PROXY', 'ASSENT_RLS', 'NODE_OPTIONS']) delete env[k];
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
@@ -318,6 +321,8 @@ interface Endpoint {
   build(random: () => number, i: number): Built;
   /** Runs once each time a server starts, before the endpoint is measured on it (a login). */
   prepare?(port: number, server: ServerKind): Promise<void>;
+  /** Runs after the endpoint was driven on a server, before its next endpoint (the webhook backlog drains). */
+  after?(port: number, server: ServerKind): Promise<void>;
 }
 
 /** mulberry32: a small seeded generator, so both servers get the same requests. */
@@ -795,19 +800,24 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
   if (scratch) log(`postgres: scratch database ${new URL(scratch.url).pathname.slice(1)}`);
   // The database's own CPU per request, where PostgreSQL runs on this machine (it shares the two CPUs).
   const databasePids = scratch ? await backendLister(benchDatabaseUrl!, new URL(scratch.url).pathname.slice(1)) : null;
+  const hookReceiver = await startHookReceiver();
   try {
     log(`${kind}: seeding ${opts.orgs} organizations, ${opts.grievances} grievances, ${opts.nominees} nominees, ${opts.links} consent links`);
     // On the embedded store the server holds the data directory: seed first, through the same store, then close it.
     const config = loadConfig({ DATA_DIR: target.dataDir ?? undefined, DATABASE_URL: target.databaseUrl ?? undefined, LOG_LEVEL: 'silent' });
     const store = await openStore(config, 'cli');
     let data: BenchData;
+    let hooks: Awaited<ReturnType<typeof seedHookOrg>>;
     try {
       data = await seedBench(store.db, { ...opts, log: (l) => log(`${kind}:   ${l}`) });
+      hooks = await seedHookOrg(store.db, hookReceiver.url);
     } finally {
       await store.close();
     }
     const only = args.only?.toLowerCase().split(',').filter((t) => t !== '');
-    const eps = endpoints(data).filter((ep) => !only || only.some((t) => ep.name.toLowerCase().includes(t)));
+    const eps: Endpoint[] = [...endpoints(data), ...integrationEndpoints(data.orgs, hooks, hookReceiver, (l) => log(`${kind}: ${l}`))].filter(
+      (ep) => !only || only.some((t) => ep.name.toLowerCase().includes(t)),
+    );
     if (eps.length === 0) throw new Error(`--only ${args.only}: no endpoint matches`);
     const results: EndpointResult[] = eps.map((ep) => ({
       name: ep.name,
@@ -842,6 +852,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
             if (ep.kind !== 'write') continue;
             await ep.prepare?.(s.port, SERVER_ORDER[0]);
             await drive(s.port, ep, opts.duration, opts.connections, 3000 + index);
+            await ep.after?.(s.port, SERVER_ORDER[0]);
           }
         } finally {
           await stopServer(s);
@@ -875,6 +886,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
                 m = { ...(await drive(s.port, ep, opts.duration, opts.connections, seed, probeOf(s))), retried: true };
               }
               windows[index]![server].push(m);
+              await ep.after?.(s.port, server);
               log(
                 `${kind}: ${server.padEnd(8)} ${ep.name.padEnd(32)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms` +
                   `  CPU/req ${f0(m.cpuUs.server)} µs` +
@@ -927,6 +939,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
     };
   } finally {
     await databasePids?.close();
+    await hookReceiver.close();
     if (args['keep-data']) log(`${kind}: data kept in ${target.dataDir ?? new URL(target.databaseUrl!).pathname.slice(1)}`);
     else if (target.dataDir) rmSync(target.dataDir, { recursive: true, force: true });
     else await scratch?.drop();
@@ -958,6 +971,7 @@ async function profileServers(target: StoreTarget, eps: Endpoint[], results: End
         await ep.prepare?.(s.port, server);
         if (opts.warmup > 0) await drive(s.port, ep, opts.warmup, opts.connections, 2000 + index);
         m = await drive(s.port, ep, opts.duration, opts.connections, 3000 + index);
+        await ep.after?.(s.port, server);
       } finally {
         await stopServer(s);
       }

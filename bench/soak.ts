@@ -163,7 +163,10 @@ async function soakStore(kind: 'pglite' | 'postgres', options: Required<Pick<Soa
 
     const deadline = Date.now() + 180_000;
     for (;;) {
-      if (proc.exitCode !== null) throw new Error(`the server exited during start-up; see ${join(work, 'server.log')}`);
+      if (proc.exitCode !== null) {
+        await new Promise((r) => log.end(r));
+        throw new Error(`the server exited during start-up (${proc.exitCode}); its output:\n${readFileSync(join(work, 'server.log'), 'utf8').slice(-3000)}`);
+      }
       if (Date.now() > deadline) throw new Error('the server did not answer /health within 180 s');
       try {
         if ((await call('GET', '/health')).status === 200) break;

@@ -1,7 +1,7 @@
 // The dashboard end to end: the built app (web/dist) served by a real server over real HTTP, driven in
 // Debian's headless chromium (playwright-core). Sign in (by keyboard) and survive a reload; generate an
-// API key and use it; resolve a ticket filed through the API; generate a consent link and find it in the
-// history; a member's read-only view; a phone-sized screen. No CSP violation or script error anywhere.
+// API key and use it; resolve a ticket filed through the API; find an overdue ticket, read its conversation
+// and reply; generate a consent link and find it in the history; a member's read-only view; a phone-sized screen. No CSP violation or script error anywhere.
 // A screenshot of every page goes to test-results/screenshots/dashboard-*.png.
 import { existsSync } from 'node:fs';
 import http from 'node:http';
@@ -287,6 +287,64 @@ describe.skipIf(!hasChromium || !built)(
       await v.page.reload();
       await v.page.getByRole('columnheader', { name: /Updated/ }).and(v.page.locator('[aria-sort="descending"]')).waitFor();
       expect(await v.page.getByRole('row').nth(1).getByRole('link').textContent()).toBe(ticketId);
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test("an overdue ticket is marked, filtered and sorted by due date; a member reads its conversation and replies", async () => {
+      // Filed 30.5 days ago (a 30-day period): half a day late now, which counts as a day.
+      offsetMs = -30.5 * DAY;
+      const filed = await request('POST', '/grievance', withKey(adminKey), {
+        client_user_id: 'user-conversation',
+        subject: 'Where did my data go?',
+        description: 'Tell me who received my personal data.',
+        category: 'data_access',
+      });
+      offsetMs = 0;
+      expect(filed.status).toBe(201);
+      const ticketId: string = filed.json.ticket_id;
+      const token = await request('POST', '/api/v1/data-principals/user-conversation/tokens', withKey(adminKey), {});
+      expect(token.status).toBe(201);
+      const asked = await request('POST', `/api/v1/me/grievances/${ticketId}/messages`, { authorization: `Bearer ${token.json.access_token}` }, { message: 'Any news on my request?' });
+      expect(asked.status).toBe(201);
+
+      const v = await open();
+      await signIn(v, member.email);
+      await v.page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Grievances' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Grievances' }).waitFor();
+      await v.page.getByLabel('Due date').selectOption('true');
+      await v.page.getByRole('button', { name: 'Apply filters' }).click();
+      await v.page.waitForURL(/overdue=true/);
+      const row = v.page.getByRole('row').filter({ has: v.page.getByRole('link', { name: ticketId }) });
+      await row.waitFor();
+      expect(await row.getAttribute('class')).toBe('row-overdue');
+      expect(await row.getByText('Overdue').count()).toBe(1);
+      expect(await row.textContent()).toContain('1 day late');
+      // Every row the filter shows is overdue.
+      expect(await v.page.locator('tbody tr:not(.row-overdue)').count()).toBe(0);
+      await v.page.getByRole('button', { name: /Sort by Due/ }).click();
+      await v.page.waitForURL(/sort=due_at&order=asc/);
+      await v.page.getByRole('columnheader', { name: /Due/ }).and(v.page.locator('[aria-sort="ascending"]')).waitFor();
+      await shot(v, '07a-grievances-overdue');
+
+      await v.page.getByRole('link', { name: ticketId }).click();
+      await v.page.getByRole('heading', { level: 1, name: `${ticketId}: Where did my data go?` }).waitFor();
+      await v.page.getByRole('heading', { level: 2, name: 'Conversation' }).waitFor();
+      const conversation = v.page.locator('ol.conversation');
+      await conversation.getByText('Any news on my request?').waitFor();
+      expect(await conversation.locator('li').first().locator('strong').textContent()).toBe('Data principal');
+      await v.page.getByLabel('Message').fill('We have asked our processors; expect the list this week.');
+      await v.page.getByRole('button', { name: 'Send reply' }).click();
+      await v.page.getByText('Your reply is on the ticket.').waitFor();
+      await conversation.getByText('We have asked our processors; expect the list this week.').waitFor();
+      expect(await conversation.locator('li').last().locator('strong').textContent()).toBe('Organization');
+      await shot(v, '07b-grievance-conversation');
+
+      const messages = await request('GET', `/grievance/${ticketId}/messages`, withKey(adminKey));
+      expect(messages.json.map((x: { sender: string; message: string }) => [x.sender, x.message])).toEqual([
+        ['user', 'Any news on my request?'],
+        ['agent', 'We have asked our processors; expect the list this week.'],
+      ]);
       expect(v.problems).toEqual([]);
       await v.context.close();
     });

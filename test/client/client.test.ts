@@ -37,7 +37,8 @@ interface Seen {
 }
 
 /**
- * A client with the tenant's key, on the organization's host (default) or the bare host; `fault(attempt, req)`
+ * A client with the tenant's key, on the bare host (default: the key selects its organization) or the
+ * organization's own host (through a fetch that sets Host); `fault(attempt, req)`
  * may answer an attempt itself or lose its answer (the request reached the service, the answer did not).
  */
 function client(
@@ -45,7 +46,7 @@ function client(
   options: Partial<AssentClientOptions> & { fault?: (attempt: number, req: Request, res: () => Promise<Response>) => Promise<Response>; host?: 'bare' | 'org' } = {},
 ) {
   const seen: Seen[] = [];
-  const { fault, host = 'org', ...rest } = options;
+  const { fault, host = 'bare', ...rest } = options;
   const transport = host === 'bare' ? (req: Request) => fetch(req) : hostFetch(`${a.slug}.localhost`);
   const api = createAssentClient({
     baseUrl,
@@ -207,6 +208,16 @@ describe('the client against a real server', () => {
     await expect(unwrap(nowhere.GET('/api/v1/grievances', {}))).rejects.toBeInstanceOf(TypeError);
   });
 
+  test("on an organization's own host (a fetch that sets Host); its key on another organization's host is refused", async () => {
+    const a = await t.tenant(['grievances']);
+    const b = await t.tenant(['grievances']);
+    const own = client(a, { host: 'org' });
+    const ticket = await unwrap(own.api.POST('/grievance', { body: ticketBody('user-host') }));
+    expect(ticket.ticket_id).toMatch(/^GRV-/);
+    const elsewhere = createAssentClient({ baseUrl, apiKey: a.key, fetch: hostFetch(`${b.slug}.localhost`) });
+    await expect(unwrap(elsewhere.GET('/api/v1/grievances', {}))).rejects.toMatchObject({ status: 401, code: 'invalid_api_key' });
+  });
+
   test('lists with filters', async () => {
     const a = await t.tenant(['grievances']);
     const { api } = client(a);
@@ -244,7 +255,6 @@ describe('the client against a real server', () => {
     let asked = 0;
     const api = createAssentClient({
       baseUrl,
-      fetch: hostFetch(`${a.slug}.localhost`),
       token: () => {
         asked++;
         return login.access_token;

@@ -908,4 +908,28 @@ describe("every route that acts for one person, walked with another person's rec
     }
     expect(await snapshot()).toBe(before);
   });
+
+  test('an empty user id (React Native getAllBanners() without one builds `consent/user/`) is "not set": the token decides, so it is the token\'s person\'s own records; without a token 401', async () => {
+    const { a, sdkKey } = await setUp();
+    await admin(a, 'POST', '/grievance', { client_user_id: 'dp-b', subject: 'B only', description: 'Private to B', category: 'other' });
+    const rn = reactNative(a, { apiKey: sdkKey });
+    rn.setAuth('dp-a', await mint(a, 'dp-a'));
+    const own = (await rn.api('POST', '/api/v1/internal/grievance', { client_user_id: 'dp-a', subject: 'A only', category: 'Other', description: 'Mine' })).json;
+    rn.rc.userId = undefined;
+    const tickets = await rn.api('GET', '/api/v1/internal/grievance/user/');
+    expectJson(tickets, 200);
+    expect(tickets.json.map((g: any) => g.ticket_id)).toEqual([own.ticket_id]);
+    for (const path of ['/api/v1/internal/consent/user/', '/api/v1/internal/nominee/user/']) {
+      const res = await rn.api('GET', path);
+      expect([path, res.status, res.json]).toEqual([path, 200, []]);
+    }
+    const noTicket = await rn.api('GET', '/api/v1/internal/grievance//messages');
+    expect([noTicket.status, noTicket.json.code]).toEqual([404, 'not_found']);
+    const keyOnly = reactNative(a, { apiKey: sdkKey });
+    for (const path of ['/api/v1/internal/consent/user/', '/api/v1/internal/nominee/user/', '/api/v1/internal/grievance/user/']) {
+      const res = await keyOnly.api('GET', path);
+      expect([path, res.status]).toEqual([path, 401]);
+      expect(res.text).not.toContain('B only');
+    }
+  });
 });
