@@ -9,6 +9,7 @@ import { frameworkErrorHandler, installErrorHandling } from './platform/http/err
 import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
+import { createOriginPolicy, installCors, isCorsPath } from './platform/http/cors.js';
 import { installHealth } from './platform/http/health.js';
 import { counts as rateLimited, installRateLimits } from './platform/http/rate-limits.js';
 import { createIdempotencyPurge, idempotencyAwareDatabase, installIdempotency, type IdempotencyPurge } from './platform/http/idempotency.js';
@@ -138,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidation(app);
   installRequestId(app);
   deps.metrics?.instrumentApp(app);
-  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited, cors: () => false });
+  await installOpenApi(app, { publicUrl: config.publicUrl, rateLimited, cors: (route) => isCorsPath(route.url) });
 
   const organizations = createOrganizationDirectory(db, clock);
   const apiKeys = createApiKeyVerifier(db, clock);
@@ -172,6 +173,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => rateLimits.limits.close());
   const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
   rateLimits.afterAccess();
+  const origins = createOriginPolicy(db, clock);
+  installCors(app, { policy: origins, organizations, baseDomain: config.baseDomain, trustProxy: config.trustProxy, routes: app.routeIndex });
   installIdempotency(app, { db: deps.db, clock });
   // Started by main.ts (tests call runOnce); stopped with the app.
   const idempotencyPurge = createIdempotencyPurge(deps.db, clock, app.log);
@@ -196,7 +199,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',
   });
-  organizationRoutes(app, accounts, { onChanged: (orgId) => rateLimits.limits.forgetOrganization(orgId), defaultRateLimit: config.rateLimitPerKey });
+  organizationRoutes(app, accounts, {
+    onChanged: (orgId) => {
+      rateLimits.limits.forgetOrganization(orgId);
+      origins.forget(orgId);
+    },
+    defaultRateLimit: config.rateLimitPerKey,
+  });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
   const grievances = registerGrievances(app, { db, clock, publicUrl: config.publicUrl });
   const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });

@@ -50,7 +50,7 @@ describe('GET /api/v1/organization', () => {
   test('any member reads the organization and their own role; an admin key gets role null', async () => {
     const org = await t.tenant(['admin']);
     const [record] = await t.db.system.query<{ name: string }>('select name from organizations where id = $1', [org.id]);
-    const expected = { id: org.id, slug: org.slug, name: record!.name, created_at: ISO, grievance_period_days: 30, api_rate_limit: Number(UNLIMITED.RATE_LIMIT_PER_KEY), api_rate_limit_default: true };
+    const expected = { id: org.id, slug: org.slug, name: record!.name, created_at: ISO, grievance_period_days: 30, api_rate_limit: Number(UNLIMITED.RATE_LIMIT_PER_KEY), api_rate_limit_default: true, allowed_origins: [] };
     // The test app raises the server's default (500) so that suites may send thousands of requests.
     for (const role of ['owner', 'admin', 'member'] as const) {
       const res = await t.call({ method: 'GET', url: '/api/v1/organization', org, headers: as(await person(org, role)) });

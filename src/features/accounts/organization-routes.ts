@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { tenantOf } from '../../platform/auth/access.js';
 import { errorResponses, NullableTimestamp, Text, Timestamp } from '../../platform/http/schema-kit.js';
 import type { AccountsService } from './service.js';
+import { MAX_ALLOWED_ORIGINS } from '../../platform/http/cors.js';
 import { SCOPES } from './service.js';
 
 const ScopeName = Type.Unsafe<(typeof SCOPES)[number]>({ type: 'string', enum: [...SCOPES] });
@@ -24,6 +25,10 @@ const Organization = Type.Object(
     }),
     api_rate_limit: Type.Integer({ description: 'Requests allowed per API key per window (60 s unless the operator changed it)' }),
     api_rate_limit_default: Type.Boolean({ description: "true when api_rate_limit is the server's default (RATE_LIMIT_PER_KEY), not the organization's own" }),
+    allowed_origins: Type.Array(Type.String(), {
+      description: "Browser origins whose pages may call the data principal's surfaces (`/api/v1/me`, `/api/v1/internal/...`, the code sign-in) with CORS; empty: none",
+      examples: [['https://shop.example.com']],
+    }),
   },
   { title: 'Organization' },
 );
@@ -39,6 +44,12 @@ const UpdateOrganizationBody = Type.Object(
         minimum: 1,
         maximum: 1000000,
         description: "Requests per API key per window (1-1,000,000); null goes back to the server's default",
+      }),
+    ),
+    allowed_origins: Type.Optional(
+      Type.Array(Type.String({ maxLength: 2048 }), {
+        maxItems: MAX_ALLOWED_ORIGINS,
+        description: `Browser origins (\`https://shop.example.com\`: scheme, host, optional port; no path) allowed to call the data principal's surfaces with CORS; at most ${MAX_ALLOWED_ORIGINS}; \`[]\` allows none. Replaces the list.`,
       }),
     ),
   },
@@ -78,6 +89,7 @@ export function organizationRoutes(app: FastifyInstance, accounts: AccountsServi
       role: ctx.actor.type === 'user' ? ctx.actor.role : null,
       api_rate_limit: settings.api_rate_limit ?? options.defaultRateLimit,
       api_rate_limit_default: settings.api_rate_limit === null,
+      allowed_origins: settings.allowed_origins,
     };
   };
 
@@ -100,7 +112,7 @@ export function organizationRoutes(app: FastifyInstance, accounts: AccountsServi
       security,
       summary: "Change the organization's settings",
       description:
-        "`api_rate_limit`: requests allowed per API key per window (default 500 per 60 s; `null` goes back to the default). Takes effect within 30 seconds in every process. `grievance_period_days` (1-90; over 90 is refused): the period the organization publishes for answering grievances; tickets created afterwards are due that long after creation, existing tickets keep their due date. Audited (`organization.updated`). Owners and admins, or an `admin` key.",
+        "`api_rate_limit`: requests allowed per API key per window (default 500 per 60 s; `null` goes back to the default). Takes effect within 30 seconds in every process. `allowed_origins`: the browser origins whose pages may call the data principal's surfaces (CORS), replacing the list (at most 20, each `http(s)://host[:port]`); within 30 seconds in every process. `grievance_period_days` (1-90; over 90 is refused): the period the organization publishes for answering grievances; tickets created afterwards are due that long after creation, existing tickets keep their due date. Audited (`organization.updated`). Owners and admins, or an `admin` key.",
       body: UpdateOrganizationBody,
       response: { 200: Organization, ...errorResponses(400, 401, 403, 413, 415) },
     },

@@ -1,6 +1,7 @@
 // Organizations and their API keys. Work done before any tenant is known (CLI) runs on the system
 // connection; this folder and platform/auth are the only places allowed to. Key management through the
 // API runs in a tenant transaction, with its audit entry in the same commit.
+import { normaliseOrigins } from '../../platform/http/cors.js';
 import type { Database, Queryable } from '../../platform/db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -156,14 +157,27 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
     },
 
     /** The organization's own settings: its limit per API key (null: the server's default). */
-    async settings(ctx: TenantContext): Promise<{ api_rate_limit: number | null }> {
-      const rows = await db.system.query<{ api_rate_limit: number | null }>('select api_rate_limit from organizations where id = $1', [ctx.orgId]);
+    async settings(ctx: TenantContext): Promise<{ api_rate_limit: number | null; allowed_origins: string[] }> {
+      const rows = await db.system.query<{ api_rate_limit: number | null; allowed_origins: string[] }>(
+        'select api_rate_limit, allowed_origins from organizations where id = $1',
+        [ctx.orgId],
+      );
       return rows[0]!;
     },
 
     /** Changes the organization's settings; the change is audited. */
-    async updateSettings(ctx: TenantContext, input: { api_rate_limit?: number | null }): Promise<{ api_rate_limit: number | null }> {
+    async updateSettings(
+      ctx: TenantContext,
+      input: { api_rate_limit?: number | null; allowed_origins?: string[] },
+    ): Promise<{ api_rate_limit: number | null; allowed_origins: string[] }> {
       const at = clock.now();
+      if (input.allowed_origins !== undefined) {
+        const origins = normaliseOrigins(input.allowed_origins);
+        await db.system.query('update organizations set allowed_origins = $2::text[] where id = $1', [ctx.orgId, origins]);
+        await withTenant(db, ctx.orgId, (tx) =>
+          recordAudit(tx, ctx, at, { action: 'organization.updated', targetType: 'organization', targetId: ctx.orgId, details: { allowed_origins: origins } }),
+        );
+      }
       if (input.api_rate_limit !== undefined) {
         await db.system.query('update organizations set api_rate_limit = $2 where id = $1', [ctx.orgId, input.api_rate_limit]);
         await withTenant(db, ctx.orgId, (tx) =>

@@ -55,6 +55,8 @@ export async function installOpenApi(app: FastifyInstance, options: OpenApiOptio
           'Privacy-rights and consent service. Every organization is served at its own subdomain:',
           `organization \`acme\` at \`${publicUrl.protocol}//acme.${publicUrl.host}\`. The host decides the organization;`,
           'a key sent to another organization\'s host is an invalid key.',
+          `On the bare host (\`${origin}\`, or any address that is not an organization's subdomain) the credential decides:`,
+          "an API key or a data principal's token selects its own organization, a member's Bearer token the one `X-Org-Id` names.",
           '',
           'Errors are JSON `{"error": "...", "code": "..."}`; branch on `code`. Validation errors (400) add `details: [{field, message}]`, one per problem.',
           'Every response carries `X-Request-Id` (yours when it is 1-128 characters of `A-Za-z0-9._-`).',

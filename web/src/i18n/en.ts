@@ -258,6 +258,11 @@ export const en = {
     colours: 'Colours',
     font: 'Font family',
     sections: 'Sections shown',
+    originsTitle: 'Allowed browser origins',
+    originsIntro:
+      "Web pages on these origins may call the data principal's API (/api/v1/me), the SDK endpoints and the code sign-in from the browser (CORS). Your organization's own endpoints never answer browsers.",
+    originsLabel: 'Origins, one per line',
+    originsHint: 'Scheme, host and port only, e.g. https://shop.example.com (no path). At most 20. Empty: none.',
     labels: {
       background_color: 'Background',
       primary_text_color: 'Text',

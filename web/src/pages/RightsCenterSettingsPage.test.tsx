@@ -32,12 +32,27 @@ const stored = {
 };
 
 let patched: unknown[];
+let originsPatched: unknown[];
+let origins: string[];
 beforeEach(() => {
   patched = [];
+  originsPatched = [];
+  origins = ['https://shop.example.com'];
   vi.stubGlobal('fetch', async (input: RequestInfo | URL, init?: RequestInit) => {
     const req = input instanceof Request ? input : new Request(input, init);
     const path = new URL(req.url).pathname;
     const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+    if (path === '/api/v1/organization') {
+      if (req.method !== 'PATCH') return json(200, { allowed_origins: origins });
+      const body = JSON.parse(await req.text());
+      originsPatched.push(body);
+      const bad = body.allowed_origins.findIndex((o: string) => !/^https?:\/\/[^/]+$/.test(o));
+      if (bad >= 0) {
+        return json(400, { error: 'Invalid request body', code: 'validation_failed', details: [{ field: `allowed_origins.${bad}`, message: 'must be an origin' }] });
+      }
+      origins = body.allowed_origins;
+      return json(200, { allowed_origins: origins });
+    }
     if (path !== '/api/v1/organization/rights-center-settings') return json(404, { error: 'not stubbed', code: 'route_not_found' });
     if (req.method === 'PATCH') {
       const body = JSON.parse(await req.text());
@@ -57,7 +72,24 @@ test('Rights Center settings: shown as stored, saved with the changes', async ()
   expect((screen.getByLabelText('Buttons') as HTMLInputElement).value).toBe('#65a30d');
   await user.selectOptions(signIn, 'non_sso');
   await user.click(screen.getByLabelText('Nominees'));
-  await user.click(screen.getByRole('button', { name: 'Save' }));
+  await user.click(screen.getAllByRole('button', { name: 'Save' })[0]!);
   expect(await screen.findByText('Saved.')).toBeTruthy();
   expect(patched).toEqual([{ ...stored, access_mode: 'non_sso', show_nominees_section: false }]);
+  expect(originsPatched).toEqual([]);
+});
+
+test('Allowed browser origins: shown one per line, saved as a list, a bad one shown at its field', async () => {
+  render(<RightsCenterSettings />);
+  const user = userEvent.setup();
+  const box = (await screen.findByLabelText('Origins, one per line')) as HTMLTextAreaElement;
+  expect(box.value).toBe('https://shop.example.com');
+  await user.type(box, '\nhttp://localhost:5173');
+  await user.click(screen.getAllByRole('button', { name: 'Save' })[1]!);
+  expect(await screen.findByText('Saved.')).toBeTruthy();
+  expect(originsPatched).toEqual([{ allowed_origins: ['https://shop.example.com', 'http://localhost:5173'] }]);
+  await user.clear(box);
+  await user.type(box, 'https://shop.example.com/path');
+  await user.click(screen.getAllByRole('button', { name: 'Save' })[1]!);
+  expect(await screen.findByText('must be an origin')).toBeTruthy();
+  expect(patched).toEqual([]);
 });

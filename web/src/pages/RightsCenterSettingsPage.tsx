@@ -46,7 +46,54 @@ export function RightsCenterSettings() {
           />
         )}
       </DataState>
+      <AllowedOrigins onSaved={() => setNotice(m.common.saved)} />
     </section>
+  );
+}
+
+/** The browser origins whose pages may call the data principal's API and the SDK surface (CORS). */
+function AllowedOrigins({ onSaved }: { onSaved: () => void }) {
+  const m = useMessages();
+  const organization = useApi(() => call(api.GET('/api/v1/organization')), []);
+  return (
+    <DataState loaded={organization}>
+      {(org) => (
+        <OriginsForm
+          initial={org.allowed_origins}
+          onSaved={() => {
+            onSaved();
+            organization.reload();
+          }}
+          labels={m.rightsCenter}
+        />
+      )}
+    </DataState>
+  );
+}
+
+function OriginsForm({ initial, onSaved, labels }: { initial: string[]; onSaved: () => void; labels: ReturnType<typeof useMessages>['rightsCenter'] }) {
+  const m = useMessages();
+  const [text, setText] = useState(initial.join('\n'));
+  const { busy, error, onSubmit } = useAction(async () => {
+    const allowed_origins = text
+      .split(/[\s,]+/)
+      .map((o) => o.trim())
+      .filter((o) => o !== '');
+    await call(api.PATCH('/api/v1/organization', { body: { allowed_origins } }));
+    onSaved();
+  });
+  return (
+    <form className="card form" onSubmit={onSubmit()} noValidate>
+      <h2>{labels.originsTitle}</h2>
+      <p>{labels.originsIntro}</p>
+      <FormError error={error} fields={['allowed_origins']} />
+      <Field label={labels.originsLabel} field="allowed_origins" error={error} hint={labels.originsHint}>
+        {(ids) => <textarea {...ids} rows={4} value={text} onChange={(e) => setText(e.target.value)} />}
+      </Field>
+      <button type="submit" className="button primary" disabled={busy}>
+        {busy ? m.common.saving : m.common.save}
+      </button>
+    </form>
   );
 }
 
