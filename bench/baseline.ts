@@ -15,6 +15,9 @@ import { createGrievanceService } from '../src/features/grievances/index.js';
 import { createNomineeService } from '../src/features/nominees/index.js';
 import { createConsentLinkService } from '../src/features/consent-links/service.js';
 import { createConsentService } from '../src/features/consents/service.js';
+import { createReceiptService } from '../src/features/receipts/index.js';
+import { createSigningKeyring } from '../src/platform/crypto/signing-keys.js';
+import { BENCH_SECRET_KEY } from './secret.js';
 import type { PrincipalContext } from '../src/platform/auth/access.js';
 import type { CreateGrievanceInput, UpdateGrievanceInput } from '../src/features/grievances/schemas.js';
 import type { CreateNomineeInput } from '../src/features/nominees/schemas.js';
@@ -71,10 +74,12 @@ async function main(): Promise<void> {
   };
 
   const deps = { db, clock: systemClock, defaultCountryCode: '+91', publicUrl: new URL('http://localhost:3000') };
+  // Consents are signed as the service signs them (a receipt per record), with the bench's secret.
+  const receipts = createReceiptService({ ...deps, keyring: createSigningKeyring(BENCH_SECRET_KEY) }).signer;
   const grievances = createGrievanceService(deps);
   const nominees = createNomineeService(deps);
   const consentLinks = createConsentLinkService(deps);
-  const consents = createConsentService(deps);
+  const consents = createConsentService({ ...deps, receipts });
   // A data principal's routes: the person from X-Bench-Dp-Id (the bench sends it; no token to check).
   const principalOf = (headers: Record<string, string | string[] | undefined>): PrincipalContext => {
     const dpId = String(headers['x-bench-dp-id'] ?? '');

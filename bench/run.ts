@@ -19,6 +19,7 @@ import { openStore } from '../src/platform/db/store.js';
 import { GRIEVANCE_CATEGORIES, GRIEVANCE_STATUSES } from '../src/features/grievances/index.js';
 import { RELATIONSHIPS } from '../src/features/nominees/index.js';
 import { seedBench, type BenchData } from './seed.js';
+import { BENCH_SECRET_KEY } from './secret.js';
 import { CATEGORIES, summariseProfile, type ProfileSummary } from './profile.js';
 import { integrationEndpoints, seedHookOrg, startHookReceiver } from './integration.js';
 
@@ -250,6 +251,8 @@ async function startServer(kind: ServerKind, store: StoreTarget, pinning: Pinnin
   for (const k of ['DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'PUBLIC_URL', 'TRUST_PROXY', 'ASSENT_RLS', 'NODE_OPTIONS']) delete env[k];
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
   else env.DATA_DIR = store.dataDir!;
+  // Seals the organizations' receipt signing keys (a server on PostgreSQL refuses to start without one).
+  env.ASSENT_SECRET_KEY = BENCH_SECRET_KEY;
   const logPath = join(workDir, `${store.kind}-${kind}-${Date.now()}.log`);
   const out = createWriteStream(logPath);
   const proc = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -3,6 +3,8 @@
 // some expired, some still active, about 10% regenerated 1-3 times. Rows are generated inside the
 // database (INSERT ... SELECT from generate_series), in batches, then the daily rollups are rebuilt
 // from the rows. Seeded links carry random token hashes: they cannot be opened.
+import { createSigningKeyring } from '../src/platform/crypto/signing-keys.js';
+import { BENCH_SECRET_KEY } from './secret.js';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/platform/db/store.js';
@@ -37,7 +39,7 @@ export async function seedConsentLinks(db: Database, o: SeedOptions): Promise<Se
   const now = o.now ?? new Date();
   const points = o.points ?? 20;
   const days = o.days ?? 90;
-  const accounts = createAccountsService({ db, clock: systemClock });
+  const accounts = createAccountsService({ db, clock: systemClock, keyring: createSigningKeyring(BENCH_SECRET_KEY) });
   const org = await accounts.organizationBySlug(o.slug).catch(() => accounts.createOrganization({ slug: o.slug }));
 
   const assetId = uuidv7();

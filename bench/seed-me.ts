@@ -5,6 +5,9 @@
 import type { Database } from '../src/platform/db/types.js';
 import { systemClock } from '../src/platform/clock.js';
 import { createConsentService } from '../src/features/consents/service.js';
+import { createReceiptService } from '../src/features/receipts/index.js';
+import { createSigningKeyring } from '../src/platform/crypto/signing-keys.js';
+import { BENCH_SECRET_KEY } from './secret.js';
 
 export interface BenchPrincipals {
   /** dp_id values, each with consents at `perPerson` points. */
@@ -19,7 +22,9 @@ export async function seedPrincipals(
   o: { orgId: string; slug: string; pointIds: string[]; principals: number; perPerson?: number },
 ): Promise<BenchPrincipals> {
   const perPerson = Math.min(o.perPerson ?? 4, o.pointIds.length);
-  const consents = createConsentService({ db, clock: systemClock });
+  const publicUrl = new URL('http://localhost:3000');
+  const receipts = createReceiptService({ db, clock: systemClock, keyring: createSigningKeyring(BENCH_SECRET_KEY), publicUrl }).signer;
+  const consents = createConsentService({ db, clock: systemClock, receipts, publicUrl });
   const ctx = {
     orgId: o.orgId,
     slug: o.slug,

@@ -1,6 +1,8 @@
 // Seeds the benchmark's data inside the database, fast (INSERT ... SELECT from generate_series):
 // organizations with an API key each, grievance tickets with their status history, nominees, and one
 // asset of consent links (seedConsentLinks). Used by bench/run.ts before a server starts.
+import { createSigningKeyring } from '../src/platform/crypto/signing-keys.js';
+import { BENCH_SECRET_KEY } from './secret.js';
 import type { Database } from '../src/platform/db/types.js';
 import { systemClock } from '../src/platform/clock.js';
 import { createAccountsService, createUserService } from '../src/features/accounts/index.js';
@@ -79,7 +81,7 @@ export async function seedBench(db: Database, o: BenchSeedOptions): Promise<Benc
   const log = o.log ?? (() => {});
   const t0 = performance.now();
   const now = new Date();
-  const accounts = createAccountsService({ db, clock: systemClock });
+  const accounts = createAccountsService({ db, clock: systemClock, keyring: createSigningKeyring(BENCH_SECRET_KEY) });
   const existing = await db.system.query<{ n: number }>('select count(*)::int as n from organizations');
   if (existing[0]!.n > 0) throw new Error('the benchmark needs an empty store: it already holds organizations (use a fresh database)');
 

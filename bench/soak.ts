@@ -10,6 +10,7 @@
 // there were no errors on any store; the report also says whether RSS stayed flat (the last minute's
 // within 10% of the second minute's).
 import { spawn } from 'node:child_process';
+import { BENCH_SECRET_KEY } from './secret.js';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -135,6 +136,8 @@ async function soakStore(kind: 'pglite' | 'postgres', options: Required<Pick<Soa
       BASE_DOMAIN: 'localhost',
       RATE_LIMIT_PER_KEY: '1000000000',
       RATE_LIMIT_PER_ADDRESS: '1000000000',
+      // Seals the receipt signing keys (a server on PostgreSQL refuses to start without one).
+      ASSENT_SECRET_KEY: BENCH_SECRET_KEY,
     });
     const log = createWriteStream(join(work, 'server.log'));
     // As npm start runs it.

@@ -39,6 +39,9 @@ import { registerNominees } from './features/nominees/index.js';
 import { registerCollectionPoints } from './features/collection-points/index.js';
 import { registerConsentLinks, type ConsentLinkService } from './features/consent-links/index.js';
 import { registerConsents } from './features/consents/index.js';
+import { registerReceipts, type ReceiptService } from './features/receipts/index.js';
+import { createSigningKeyring } from './platform/crypto/signing-keys.js';
+import { generateSecretKey } from './platform/crypto/secret-key.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerExport } from './features/export/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
@@ -67,6 +70,8 @@ export interface AppDeps {
   webDir?: string;
   /** Prometheus metrics (METRICS_PORT): the app adds its request metrics to them. */
   metrics?: Metrics;
+  /** The secret that seals signing keys, when not ASSENT_SECRET_KEY (the embedded store's DATA_DIR/secret.key). */
+  signingSecret?: string;
 }
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
@@ -182,7 +187,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('idempotencyPurge', idempotencyPurge);
 
   installHealth(app, db, { tenantRole: config.rls });
-  const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id) });
+  // The organizations' receipt signing keys, sealed with ASSENT_SECRET_KEY (serve() resolves it; see
+  // src/platform/crypto/secret-key.ts). Without one (tests, tools that build an app), a secret for this
+  // app alone: keys it creates cannot be opened by another process.
+  const signingKeyring = createSigningKeyring(deps.signingSecret ?? config.secretKey ?? generateSecretKey());
+  const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id), keyring: signingKeyring });
   const users = createUserService({
     db,
     clock,
@@ -211,7 +220,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
-  const consents = registerConsents(app, { db, clock });
+  const receipts = registerReceipts(app, { db, clock, keyring: signingKeyring, publicUrl: config.publicUrl, organizations, baseDomain: config.baseDomain, trustProxy: config.trustProxy });
+  const consents = registerConsents(app, { db, clock, receipts: receipts.signer, publicUrl: config.publicUrl });
   const dataPrincipals = registerDataPrincipals(app, {
     db,
     clock,
@@ -269,7 +279,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('webhooks', webhooks);
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
-  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals });
+  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals, receipts });
   app.decorate('routeAccess', routeAccess);
   return app;
 }
@@ -283,6 +293,7 @@ declare module 'fastify' {
       users: UserService;
       sessions: SessionService;
       dataPrincipals: DataPrincipalService;
+      receipts: ReceiptService;
     };
     /** Deletes Idempotency-Key answers older than 24 hours (hourly once started). */
     idempotencyPurge: IdempotencyPurge;

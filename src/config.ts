@@ -50,7 +50,10 @@ export interface Config {
   readonly rateLimitPerAddress: number;
   /** RATE_LIMIT_WINDOW_SECONDS: the rate limit window (default 60). */
   readonly rateLimitWindowSeconds: number;
-  /** ASSENT_SECRET_KEY: when set, webhook signing secrets are stored encrypted with a key derived from it. */
+  /**
+   * ASSENT_SECRET_KEY (at least 32 characters): seals the organizations' receipt signing keys, and webhook
+   * signing secrets. Unset: the embedded store keeps one in DATA_DIR/secret.key; PostgreSQL refuses to serve.
+   */
   readonly secretKey: string | null;
 }
 
@@ -118,6 +121,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive whole number`);
     return n;
   };
+  if (env.ASSENT_SECRET_KEY && env.ASSENT_SECRET_KEY.length < 32) {
+    throw new ConfigError('ASSENT_SECRET_KEY must be at least 32 characters: generate one with `assent secret generate`');
+  }
   const rateLimitPerKey = positive('RATE_LIMIT_PER_KEY', 500);
   const rateLimitPerAddress = positive('RATE_LIMIT_PER_ADDRESS', 1000);
   const rateLimitWindowSeconds = positive('RATE_LIMIT_WINDOW_SECONDS', 60);

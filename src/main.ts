@@ -9,11 +9,22 @@ import { openStore } from './platform/db/store.js';
 import { tuneHeap } from './platform/heap.js';
 import { POOL_SIZE, READ_LANES } from './platform/db/open.js';
 import { createMetrics } from './platform/metrics.js';
+import { MissingSecretKeyError, resolveSecretKey } from './platform/crypto/secret-key.js';
 import { listenControl, type ControlServer } from './cli/control-socket.js';
 
 export async function serve(config: Config): Promise<void> {
   tuneHeap(config);
   const store = await openStore(config, 'server');
+  // ASSENT_SECRET_KEY seals the receipt signing keys: required on PostgreSQL; on the embedded store a
+  // development key is kept in DATA_DIR/secret.key (warned about below).
+  let secret;
+  try {
+    secret = resolveSecretKey(config);
+    if (!secret) throw new MissingSecretKeyError();
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
   // Off unless METRICS_PORT is set: then the store is counted (operations in flight per pool) too.
   const metrics =
     config.metricsPort === null
@@ -26,7 +37,16 @@ export async function serve(config: Config): Promise<void> {
   let app;
   let control: ControlServer | null = null;
   try {
-    app = await buildApp({ config, db: metrics ? metrics.instrumentDatabase(store.db) : store.db, metrics: metrics ?? undefined });
+    app = await buildApp({ config, db: metrics ? metrics.instrumentDatabase(store.db) : store.db, metrics: metrics ?? undefined, signingSecret: secret.secret });
+    if (secret.source === 'data_dir') {
+      app.log.warn(
+        { secret_key_file: secret.path, created: secret.created === true },
+        'ASSENT_SECRET_KEY is not set: the signing keys are sealed with a development key kept in the data directory. Set ASSENT_SECRET_KEY (assent secret generate) for production; see docs/operations.md',
+      );
+    }
+    // Organizations older than their signing key (created before migration 0018) get one now.
+    const made = await app.services.accounts.ensureSigningKeys();
+    if (made > 0) app.log.info({ organizations: made }, 'created receipt signing keys for existing organizations');
     await app.listen({ port: config.port, host: config.host });
     if (metrics) {
       const port = await metrics.listen(config.metricsPort!, config.host);
@@ -42,7 +62,7 @@ export async function serve(config: Config): Promise<void> {
       const served = app;
       control = await listenControl({
         dataDir: config.dataDir,
-        context: () => ({ db: store.db, accounts: served.services.accounts, users: served.services.users, config, migration: store.migration }),
+        context: () => ({ db: store.db, accounts: served.services.accounts, users: served.services.users, config, migration: store.migration, receipts: () => served.services.receipts }),
         onStop: () => void stop('assent stop'),
         log: app.log,
       });

@@ -20,6 +20,8 @@ import { dataDirHolder } from '../platform/db/data-dir-lock.js';
 import { createExportService, verifyExport, MANIFEST } from '../features/export/index.js';
 import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
+import type { ReceiptService } from '../features/receipts/index.js';
+import { generateSecretKey } from '../platform/crypto/secret-key.js';
 
 export class UsageError extends Error {}
 
@@ -56,6 +58,8 @@ export interface CommandContext {
   config: Config;
   /** The store's migrations: this process's run (CLI), or what the server found at start. */
   migration: MigrationResult;
+  /** Signing keys and receipts; throws (exit 1) on PostgreSQL without ASSENT_SECRET_KEY. */
+  receipts(): ReceiptService;
 }
 
 export interface Command {
@@ -364,6 +368,40 @@ export const COMMANDS: Command[] = [
     },
   },
   {
+    name: 'secret generate',
+    args: [],
+    summary: 'Print a new ASSENT_SECRET_KEY',
+    description:
+      'Prints a new random key (32 bytes, base64url) for ASSENT_SECRET_KEY, which seals the organizations\'\n' +
+      'receipt signing keys (and webhook secrets). Set the same value in every server process and keep it\n' +
+      'with your secrets: a store sealed with it cannot sign without it. Changing it later makes the\n' +
+      'sealed keys unreadable: rotate instead. Opens no store.',
+    options: { json: { ...JSON_OPTION, help: 'print {secret_key}' } },
+    async offline() {
+      const secret = generateSecretKey();
+      return { human: secret, data: { secret_key: secret } };
+    },
+  },
+  {
+    name: 'signing-key list',
+    args: ['slug'],
+    summary: "List the organization's receipt signing keys (public parts)",
+    description:
+      'Every Ed25519 key the organization has signed consent receipts with, oldest first: kid, created,\n' +
+      'retired, and which one is current. The same keys are public at /.well-known/jwks.json on its host.',
+    options: { json: { ...JSON_OPTION, help: 'print [{kid, alg, current, created_at, retired_at, public_jwk}]' } },
+    async execute({ args: [slug] }, { accounts, receipts }) {
+      const org = await accounts.organizationBySlug(slug!);
+      const keys = await receipts().list({ orgId: org.id });
+      return {
+        human: keys.length
+          ? columns([['KID', 'CREATED', 'RETIRED', 'CURRENT'], ...keys.map((k) => [k.kid, iso(k.created_at)!, iso(k.retired_at) ?? '-', k.current ? 'yes' : ''])])
+          : `${slug} has no signing key yet (one is made when the server starts or on its first consent)`,
+        data: keys.map((k) => ({ ...k, created_at: iso(k.created_at), retired_at: iso(k.retired_at) })),
+      };
+    },
+  },
+  {
     name: 'export',
     args: ['slug'],
     summary: "Write the organization's archive for the regulator (a .tar.gz)",
@@ -437,6 +475,25 @@ export const COMMANDS: Command[] = [
       } finally {
         await store.close();
       }
+    },
+  },
+  {
+    name: 'signing-key rotate',
+    args: ['slug'],
+    summary: "Rotate the organization's receipt signing key",
+    description:
+      'Makes a new Ed25519 key current for the organization\'s consent receipts and retires the old one. Old\n' +
+      'keys stay in /.well-known/jwks.json, so receipts they signed still verify. Needs ASSENT_SECRET_KEY\n' +
+      '(on the embedded store, DATA_DIR/secret.key serves when it is unset). The API does the same:\n' +
+      'POST /api/v1/organization/signing-keys/rotate (audited there).',
+    options: { json: { ...JSON_OPTION, help: 'print {kid, retired_kid, created_at}' } },
+    async execute({ args: [slug] }, { accounts, receipts }) {
+      const org = await accounts.organizationBySlug(slug!);
+      const rotated = await receipts().rotate({ orgId: org.id });
+      return {
+        human: `Rotated the signing key of ${slug}: new kid ${rotated.kid}${rotated.retired_kid ? `; ${rotated.retired_kid} retired (still in the JWKS)` : ''}`,
+        data: { kid: rotated.kid, retired_kid: rotated.retired_kid, created_at: iso(rotated.created_at) },
+      };
     },
   },
   {

@@ -17,6 +17,9 @@ import { AppError } from '../platform/http/errors.js';
 import { systemClock } from '../platform/clock.js';
 import { createAccountsService, createUserService } from '../features/accounts/index.js';
 import { serve } from '../main.js';
+import { MissingSecretKeyError, resolveSecretKey } from '../platform/crypto/secret-key.js';
+import { createSigningKeyring } from '../platform/crypto/signing-keys.js';
+import { createReceiptService, type ReceiptService } from '../features/receipts/index.js';
 import { COMMANDS, UsageError, commandHelp, globalHelp, groupHelp, groupOf, usageLine, type Command, type CommandInput, type CommandOutput, type OptionSpec } from './commands.js';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -57,9 +60,18 @@ async function readPassword(): Promise<string> {
 async function executeHere(command: Command, input: CommandInput, config: Config): Promise<CommandOutput> {
   const store = await openStore(config, 'cli');
   try {
+    // The secret that seals signing keys: ASSENT_SECRET_KEY, or the embedded store's DATA_DIR/secret.key.
+    // Without one (PostgreSQL, unset) a new organization gets its key when the server next starts.
+    const secret = resolveSecretKey(config);
+    const keyring = secret ? createSigningKeyring(secret.secret) : undefined;
+    let receipts: ReceiptService | undefined;
     const ctx = {
+      receipts: () => {
+        if (!keyring) throw new MissingSecretKeyError();
+        return (receipts ??= createReceiptService({ db: store.db, clock: systemClock, keyring, publicUrl: config.publicUrl }));
+      },
       db: store.db,
-      accounts: createAccountsService({ db: store.db, clock: systemClock }),
+      accounts: createAccountsService({ db: store.db, clock: systemClock, keyring }),
       users: createUserService({ db: store.db, clock: systemClock }),
       config,
       migration: store.migration,

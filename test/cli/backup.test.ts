@@ -128,7 +128,8 @@ describe.runIf(storeKind() === 'postgres')('pg_dump and pg_restore (PostgreSQL),
     const original = await createScratchPostgres();
     const copy = await createScratchPostgres();
     try {
-      const env = { DATABASE_URL: original.url };
+      const secret = { ASSENT_SECRET_KEY: 'backup-test-secret-of-at-least-32-characters' };
+      const env = { DATABASE_URL: original.url, ...secret };
       const orgs: SeededOrg[] = [await createOrg(env), await createOrg(env)];
       const server = await startServer(env, 60_000);
       for (const t of orgs) await seedOrg(server, t);
@@ -142,7 +143,7 @@ describe.runIf(storeKind() === 'postgres')('pg_dump and pg_restore (PostgreSQL),
       const migrate = await cliJson(['migrate'], { DATABASE_URL: copy.url });
       expect(migrate.applied).toEqual([]);
       const again = await startServer(env, 60_000);
-      const restored = await startServer({ DATABASE_URL: copy.url }, 60_000);
+      const restored = await startServer({ DATABASE_URL: copy.url, ...secret }, 60_000);
       const before = await answers(again, orgs);
       const after = await answers(restored, orgs);
       expect(await again.stop()).toBe(0);

@@ -17,8 +17,11 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Everything loadConfig reads: a child sees only the values a test sets, never the parent's. */
 const CONFIG_VARS = [
   'PORT', 'HOST', 'BASE_DOMAIN', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'TRUST_PROXY', 'LOG_LEVEL',
-  'DEFAULT_COUNTRY_CODE', 'ASSENT_RLS',
+  'DEFAULT_COUNTRY_CODE', 'ASSENT_RLS', 'ASSENT_SECRET_KEY',
 ];
+
+/** The children's ASSENT_SECRET_KEY unless a test sets its own (a server on PostgreSQL refuses to start without one). */
+export const CHILD_SECRET_KEY = 'child-process-secret-key-for-tests-0123456789';
 
 export interface CliStore {
   kind: StoreKind;
@@ -66,7 +69,7 @@ export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of CONFIG_VARS) delete env[name];
   // Rate limits high enough never to be met by a test's requests from one address.
-  return { ...env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ADDRESS: '1000000', ...extra };
+  return { ...env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ADDRESS: '1000000', ASSENT_SECRET_KEY: CHILD_SECRET_KEY, ...extra };
 }
 
 export function uniqueSlug(): string {

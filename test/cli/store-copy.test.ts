@@ -30,7 +30,7 @@ describe.runIf(storeKind() === 'postgres')('assent store copy: the embedded stor
     dataDir = mkdtempSync(join(tmpdir(), 'assent-copy-'));
     target = await createScratchPostgres();
     receiver = await startReceiver(200);
-    env = { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: '1', ASSENT_SECRET_KEY: 'copy-test-secret' };
+    env = { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: '1', ASSENT_SECRET_KEY: 'copy-test-secret-of-at-least-32-characters' };
   });
   afterAll(async () => {
     await killServers();
@@ -67,7 +67,7 @@ describe.runIf(storeKind() === 'postgres')('assent store copy: the embedded stor
 
     // Both servers: the source again on its data directory, and the copy on PostgreSQL.
     const again = await startServer(env, 60_000);
-    const served = await startServer({ DATABASE_URL: target.url, WEBHOOK_ALLOW_PRIVATE: '1', ASSENT_SECRET_KEY: 'copy-test-secret' }, 60_000);
+    const served = await startServer({ DATABASE_URL: target.url, WEBHOOK_ALLOW_PRIVATE: '1', ASSENT_SECRET_KEY: 'copy-test-secret-of-at-least-32-characters' }, 60_000);
     const before = await answers(again, tenants);
     const after = await answers(served, tenants);
     expect(after.map(([what, status]) => `${what} ${status}`)).toEqual(before.map(([what, status]) => `${what} ${status}`));

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { compactVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -224,6 +225,12 @@ describe('the whole flow', () => {
     );
     const receipt = /<code>([^<]+)<\/code>/.exec(done.body)![1]!;
     expect(receipt).toMatch(UUID);
+    // The signed receipt is offered as a file (a data: URL, no script), and verifies with the organization's JWKS alone.
+    const download = /<a download="consent-receipt-([^"]+)\.jws" href="data:application\/jose;charset=utf-8,([\w.-]+)">Download your signed receipt<\/a>/.exec(done.body);
+    expect(download?.[1]).toBe(receipt);
+    const jwks = (await app.inject({ method: 'GET', url: '/.well-known/jwks.json', headers: { host: a.host } })).json();
+    const signed = await compactVerify(download![2]!, createLocalJWKSet(jwks), { algorithms: ['EdDSA'] });
+    expect(JSON.parse(new TextDecoder().decode(signed.payload))).toMatchObject({ record_id: receipt, channel: 'link', event_id: link.event_id, request_id: link.request_id, action: 'partial_consent' });
 
     const records = await db.system.query<Record<string, any>>('select id, dp_id, consent_action, purposes, event_id, request_id, channel from consent_records where org_id = $1', [a.id]);
     expect(records).toEqual([

@@ -2,6 +2,7 @@
 // JavaScript uses it: sign-in with a code (to a phone or an email on file) or with ?token=, the session
 // cookie, sign-out, CSRF on every form, the contact person and the language switch on every page, the
 // consents (state, change, withdraw in one POST), and another person's records answering 404.
+import { compactVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
@@ -349,6 +350,7 @@ describe('consents', () => {
 <h2 id="cp-0">Sign-up</h2>
 <p><span class="state">You agreed to some purposes</span> · Since <time datetime="${at.toISOString()}">${when}</time></p>
 <ul class="purposes"><li>Account<span class="badge required">Required</span>: <strong>Agreed</strong></li><li>Offers<span class="badge">Optional</span>: <strong>Not agreed</strong></li></ul>
+<p><a href="/rights/consents/${given.consent_id}/receipt?lang=en" download="consent-receipt-${given.consent_id}.jws">Download the signed receipt of this record</a></p>
 <form method="post" action="/rights/consents/${p.id}/withdraw?lang=en">
 <input type="hidden" name="csrf" value="${b.csrf}">
 <button type="submit" class="danger">Withdraw consent: Sign-up</button>
@@ -372,6 +374,24 @@ describe('consents', () => {
 </form>
 </details>
 </section>`);
+  });
+
+  test("each record's signed receipt downloads as a file that verifies with the JWKS; another person's is the 404 page", async () => {
+    const a = await t.tenant();
+    const p = await point(a);
+    const given = await consent(a, p, 'dp-1', [true, false]);
+    const theirs = await consent(a, p, 'dp-2');
+    const b = await signedIn(a, 'dp-1');
+    const res = await b.get(`/rights/consents/${given.consent_id}/receipt?lang=en`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/jose; charset=utf-8');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="consent-receipt-${given.consent_id}.jws"`);
+    const jwks = (await t.call({ method: 'GET', url: '/.well-known/jwks.json', org: a })).json();
+    const verified = await compactVerify(res.body, createLocalJWKSet(jwks), { algorithms: ['EdDSA'] });
+    expect(JSON.parse(new TextDecoder().decode(verified.payload))).toMatchObject({ record_id: given.consent_id, principal: { dp_id: 'dp-1' } });
+    const other = await b.get(`/rights/consents/${theirs.consent_id}/receipt`);
+    expect(other.statusCode).toBe(404);
+    expect(other.body).not.toMatch(/eyJ[\w-]+\.eyJ/); // no JWS in it
   });
 
   test('withdraw is one POST: a revoked record for this person, channel rights_center, the person as the audit actor', async () => {

@@ -20,6 +20,8 @@ interface Fixture {
   /** A webhook endpoint of the organization and one delivery to it (its test event). */
   webhookId: string;
   deliveryId: string;
+  /** A consent record of the organization (it has a signed receipt). */
+  consentId: string;
 }
 
 type Scope = 'grievances' | 'nominees' | 'consent' | 'admin' | 'sdk';
@@ -189,6 +191,10 @@ const ROUTES: RouteCase[] = [
     url: (f) => `/api/v1/webhooks/${f.webhookId}/deliveries/${f.deliveryId}/retry`,
     isolation: webhookGone,
   },
+  // Signed consent receipts and the keys that sign them (issue 18).
+  { method: 'GET', path: '/api/v1/consents/:consent_id/receipt', scope: 'consent', url: (f) => `/api/v1/consents/${f.consentId}/receipt`, isolation: { notFound: 'Consent record not found' } },
+  { method: 'GET', path: '/api/v1/organization/signing-keys', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/organization/signing-keys' },
+  { method: 'POST', path: '/api/v1/organization/signing-keys/rotate', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/organization/signing-keys/rotate' },
   // The truConsent SDKs' code sign-in takes an `sdk` key (contract §8); its other routes are walked in sdk-replay.test.ts.
   { method: 'POST', path: '/api/v1/internal/rights-center-access/send-otp', scope: 'sdk', url: () => '/api/v1/internal/rights-center-access/send-otp', body: {}, lenientBody: true },
   { method: 'POST', path: '/api/v1/internal/rights-center-access/verify-otp', scope: 'sdk', url: () => '/api/v1/internal/rights-center-access/verify-otp', body: {}, lenientBody: true },
@@ -237,7 +243,7 @@ async function fixture(): Promise<Fixture> {
     purposes: [{ name: 'Account', required: true }, { name: 'Offers' }],
   });
   const link = await post(LINK, { asset_id: asset.id, collection_point_id: point.id, phone: '9876543210', dp_id: 'dp-1' });
-  await post(`/consent/${point.id}/consent`, { dp_id: 'dp-1', purposes: point.purposes.map((p: { id: string }) => ({ id: p.id, granted: true })) });
+  const consent = await post(`/consent/${point.id}/consent`, { dp_id: 'dp-1', purposes: point.purposes.map((p: { id: string }) => ({ id: p.id, granted: true })) });
   const spare = await t.app.services.accounts.createApiKey(org.slug, { name: 'spare' });
   // Inserted directly: hashing a password for every fixture would cost more than the whole fixture.
   const memberId = randomUUID();
@@ -259,6 +265,7 @@ async function fixture(): Promise<Fixture> {
     requestId: link.request_id,
     keyId: spare.id,
     memberId,
+    consentId: consent.consent_id,
   };
 }
 

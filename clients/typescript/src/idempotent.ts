@@ -11,6 +11,7 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
   '/api/v1/collection-points',
   '/api/v1/external/public/consent-link',
   '/api/v1/external/public/consent-link/duplicate/{request_id}',
+  '/api/v1/organization/signing-keys/rotate',
   '/consent/{collection_point_id}/consent',
   '/consent/{collection_point_id}/withdraw',
   '/api/v1/me/consents/{collection_point_id}',

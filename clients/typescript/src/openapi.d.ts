@@ -893,6 +893,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's public signing keys
+         * @description On the organization's host, no credentials: every Ed25519 public key it has signed consent receipts with, current and retired (a rotation keeps the old ones, so old receipts still verify), oldest first. Verify a receipt offline with this set alone (docs/api.md shows how). A host that names no organization: 404.
+         */
+        get: operations["getWellKnownJwksJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organization/signing-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's signing keys
+         * @description Every key the organization has signed receipts with, oldest first, public parts only (the private part never leaves the service). Owners and admins, or an `admin` key.
+         */
+        get: operations["getOrganizationSigningKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organization/signing-keys/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing key
+         * @description Makes a new Ed25519 key the current one: receipts from now on carry its `kid`. The old key is retired, not deleted: it stays in `/.well-known/jwks.json`, so every receipt it signed still verifies. Audited (`signing_key.rotated`). 409 when another rotation runs at the same moment. No body; an `Idempotency-Key` makes a retried request rotate once. Owners and admins, or an `admin` key.
+         */
+        post: operations["postOrganizationSigningKeysRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/consent/{collection_point_id}/consent": {
         parameters: {
             query?: never;
@@ -941,6 +1001,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/consents/{consent_id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A consent record's signed receipt
+         * @description The receipt signed when the record was made (a consent or a withdrawal): a compact JWS with the organization's Ed25519 key, verifiable offline with `/.well-known/jwks.json` alone. Unknown id (or another organization's), or a record made before receipts existed: 404. Scope: `consent` or `admin`.
+         */
+        get: operations["getConsentsReceiptByConsentId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/consents": {
         parameters: {
             query?: never;
@@ -973,6 +1053,26 @@ export interface paths {
          * @description Every record of mine at this collection point (UUID or display_id), newest first, with its channel. 404 when I have none there (or there is no such collection point). `Authorization: Bearer dpt_…`.
          */
         get: operations["getMeConsentsHistoryByCollectionPointId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/consents/{consent_id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed receipt of one of my consent records
+         * @description The receipt of a record of mine (`consent_id` from my consents or their history): a compact JWS with the organization's key, verifiable offline with `/.well-known/jwks.json`. Another person's record, or an unknown id: 404. `Authorization: Bearer dpt_…`.
+         */
+        get: operations["getMeConsentsReceiptByConsentId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1612,7 +1712,7 @@ export interface paths {
         };
         /**
          * Export for the regulator
-         * @description The organization's records in one gzipped tar, streamed as it is read: every consent record, every notice version, the consent links, every grievance ticket with its status history and messages, nominees, the audit log with its hash chain, the public signing keys (`jwks.json`), `export.json` (what the archive holds) and `MANIFEST.sha256` (the SHA-256 of every other file, as `sha256sum -c` reads it). `assent export verify FILE` checks an archive offline. Owners only: a Bearer token of an owner (another role: 403); API keys, even `admin` ones, are not accepted (401). The export is recorded in the audit log (`organization.exported`) before it starts, so the archive holds that entry.
+         * @description The organization's records in one gzipped tar, streamed as it is read: every consent record, every notice version, the consent links, every grievance ticket with its status history and messages, nominees, the audit log with its hash chain, the public signing keys (`jwks.json`, an empty set until consent receipts are signed), `export.json` (what the archive holds) and `MANIFEST.sha256` (the SHA-256 of every other file, as `sha256sum -c` reads it). `assent export verify FILE` checks an archive offline. Owners only: a Bearer token of an owner (another role: 403); API keys, even `admin` ones, are not accepted (401). The export is recorded in the audit log (`organization.exported`) before it starts, so the archive holds that entry.
          */
         get: operations["getExport"];
         put?: never;
@@ -2439,6 +2539,59 @@ export interface components {
                 offset: number;
             };
         };
+        /** SigningPublicJwk */
+        SigningPublicJwk: {
+            /** @enum {string} */
+            kty: "OKP";
+            /** @enum {string} */
+            crv: "Ed25519";
+            /** @description The public key, base64url */
+            x: string;
+            /** @description The key's id: its RFC 7638 thumbprint; a receipt's JWS header names it */
+            kid: string;
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @enum {string} */
+            use: "sig";
+        };
+        /** JsonWebKeySet */
+        JsonWebKeySet: {
+            keys: components["schemas"]["SigningPublicJwk"][];
+        };
+        /** SigningKey */
+        SigningKey: {
+            kid: string;
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @description true for the key new receipts are signed with */
+            current: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When a rotation replaced it; its receipts still verify
+             */
+            retired_at: string | null;
+            public_jwk: components["schemas"]["SigningPublicJwk"];
+        };
+        /** RotatedSigningKey */
+        RotatedSigningKey: {
+            kid: string;
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @description true for the key new receipts are signed with */
+            current: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When a rotation replaced it; its receipts still verify
+             */
+            retired_at: string | null;
+            public_jwk: components["schemas"]["SigningPublicJwk"];
+            /** @description The key it replaced */
+            retired_kid: string | null;
+        };
         /** ConsentRecord */
         ConsentRecord: {
             /** Format: uuid */
@@ -2492,6 +2645,21 @@ export interface components {
                 /** @description false for a purpose added after the latest record */
                 granted: boolean;
             }[];
+        };
+        /** ConsentReceipt */
+        ConsentReceipt: {
+            /** Format: uuid */
+            consent_id: string;
+            /** @description The compact JWS (EdDSA over Ed25519): header.payload.signature, base64url. This is the receipt; verify it with the JWKS. */
+            receipt: string;
+            /** @description The signing key it names (its JWS header `kid`) */
+            kid: string;
+            /** @description The organization's public keys: /.well-known/jwks.json on its host */
+            jwks_uri: string;
+            /** @description The signed document, decoded for reading (ISO/IEC TS 27560-shaped: version, schema, record_id, previous_record_id, controller, principal, collection_point, notice {version, sha256}, purposes [{id, name, required, granted, state}], action, time, channel, request_id, event_id). Trust only what the JWS verifies. */
+            document: {
+                [key: string]: unknown;
+            };
         };
         /** MyConsent */
         MyConsent: {
@@ -12913,6 +13081,366 @@ export interface operations {
             };
         };
     };
+    getWellKnownJwksJson: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "keys": [
+                     *         {
+                     *           "kty": "OKP",
+                     *           "crv": "Ed25519",
+                     *           "x": "string",
+                     *           "kid": "string",
+                     *           "alg": "EdDSA",
+                     *           "use": "sig"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonWebKeySet"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrganizationSigningKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "kid": "string",
+                     *         "alg": "EdDSA",
+                     *         "current": true,
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "retired_at": "2019-08-24T14:15:22Z",
+                     *         "public_jwk": {
+                     *           "kty": "OKP",
+                     *           "crv": "Ed25519",
+                     *           "x": "string",
+                     *           "kid": "string",
+                     *           "alg": "EdDSA",
+                     *           "use": "sig"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SigningKey"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postOrganizationSigningKeysRotate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "kid": "string",
+                     *       "alg": "EdDSA",
+                     *       "current": true,
+                     *       "created_at": "2019-08-24T14:15:22Z",
+                     *       "retired_at": "2019-08-24T14:15:22Z",
+                     *       "public_jwk": {
+                     *         "kty": "OKP",
+                     *         "crv": "Ed25519",
+                     *         "x": "string",
+                     *         "kid": "string",
+                     *         "alg": "EdDSA",
+                     *         "use": "sig"
+                     *       },
+                     *       "retired_kid": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RotatedSigningKey"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getConsentConsentByCollectionPointId: {
         parameters: {
             query: {
@@ -13643,6 +14171,146 @@ export interface operations {
             };
         };
     };
+    getConsentsReceiptByConsentId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The consent record id (UUID) */
+                consent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba",
+                     *       "receipt": "string",
+                     *       "kid": "string",
+                     *       "jwks_uri": "string",
+                     *       "document": {
+                     *         "property1": null,
+                     *         "property2": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentReceipt"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getMeConsents: {
         parameters: {
             query?: never;
@@ -13831,6 +14499,158 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["MyConsentRecord"][];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMeConsentsReceiptByConsentId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description The consent record id (UUID) */
+                consent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "consent_id": "b6c6f30d-b96b-4de6-8a03-238cde9dddba",
+                     *       "receipt": "string",
+                     *       "kid": "string",
+                     *       "jwks_uri": "string",
+                     *       "document": {
+                     *         "property1": null,
+                     *         "property2": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentReceipt"];
                 };
             };
             /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */

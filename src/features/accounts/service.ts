@@ -3,6 +3,7 @@
 // API runs in a tenant transaction, with its audit entry in the same commit.
 import { normaliseOrigins } from '../../platform/http/cors.js';
 import type { Database, Queryable } from '../../platform/db/types.js';
+import type { SigningKeyring } from '../../platform/crypto/signing-keys.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/http/errors.js';
 import { isUniqueViolation, withTenant } from '../../platform/db/tenant-tx.js';
@@ -37,6 +38,11 @@ export interface AccountsDeps {
   clock: Clock;
   /** Told when a key is revoked, so this process refuses it at once. */
   onKeyRevoked?: (keyId: string) => void;
+  /**
+   * Makes receipt signing keys: a new organization gets its first one in its creating statement.
+   * Without it (a CLI on PostgreSQL with no ASSENT_SECRET_KEY) the key is made on first use instead.
+   */
+  keyring?: SigningKeyring;
 }
 
 const KEY_COLUMNS = 'id, name, prefix, scopes, created_at, last_used_at, revoked_at';
@@ -70,7 +76,7 @@ async function insertKey(q: Queryable, orgId: string, input: { scopes: string[];
 
 const keyNotFound = () => new AppError('not_found', 'API key not found');
 
-export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps) {
+export function createAccountsService({ db, clock, onKeyRevoked, keyring }: AccountsDeps) {
   async function organizationBySlug(slug: string): Promise<OrganizationRecord> {
     const rows = await db.system.query<OrganizationRecord>('select id, slug, name, created_at from organizations where slug = $1', [slug]);
     if (!rows[0]) throw new AppError('not_found', `No organization with slug "${slug}"`);
@@ -89,15 +95,54 @@ export function createAccountsService({ db, clock, onKeyRevoked }: AccountsDeps)
         throw new AppError('validation_failed', 'Name must be 1-255 characters', [{ field: 'name', message: 'must be 1-255 characters' }]);
       }
       try {
+        const at = clock.now();
+        if (!keyring) {
+          const rows = await db.system.query<OrganizationRecord>(
+            'insert into organizations (id, slug, name, created_at) values ($1, $2, $3, $4) returning id, slug, name, created_at',
+            [uuidv7(), slug, name, at],
+          );
+          return rows[0]!;
+        }
+        // The organization and its receipt signing key, in one statement.
+        const key = keyring.generate();
         const rows = await db.system.query<OrganizationRecord>(
-          'insert into organizations (id, slug, name, created_at) values ($1, $2, $3, $4) returning id, slug, name, created_at',
-          [uuidv7(), slug, name, clock.now()],
+          `with org as (
+             insert into organizations (id, slug, name, created_at) values ($1, $2, $3, $4) returning id, slug, name, created_at
+           ), signing_key as (
+             insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at)
+             select id, $5, $6::text::jsonb, $7, $4 from org
+           )
+           select * from org`,
+          [uuidv7(), slug, name, at, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc],
         );
         return rows[0]!;
       } catch (e) {
         if (isUniqueViolation(e)) throw new AppError('conflict', `An organization with slug "${slug}" already exists`);
         throw e;
       }
+    },
+
+    /**
+     * A current receipt signing key for every organization without one (those created before
+     * migration 0018, or by a CLI that had no ASSENT_SECRET_KEY). Run by the server at start; the
+     * signing path also makes one on first use. Returns how many were made.
+     */
+    async ensureSigningKeys(): Promise<number> {
+      if (!keyring) return 0;
+      const missing = await db.system.query<{ id: string }>(
+        'select o.id from organizations o where not exists (select 1 from signing_keys k where k.org_id = o.id and k.retired_at is null) order by o.id',
+      );
+      let made = 0;
+      for (const { id } of missing) {
+        const key = keyring.generate();
+        const rows = await db.system.query(
+          `insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at) values ($1, $2, $3::text::jsonb, $4, $5)
+           on conflict (org_id) where retired_at is null do nothing returning kid`,
+          [id, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc, clock.now()],
+        );
+        made += rows.length;
+      }
+      return made;
     },
 
     async createApiKey(slug: string, input: { scopes?: string[]; name?: string }): Promise<ApiKeyRecord & { key: string }> {

@@ -156,9 +156,16 @@ ${csrfField(p)}
 export function confirmationPage(
   p: PageContext,
   view: PageView,
-  consent: { id: string; action: ConsentAction; purposes: { id: string; granted: boolean }[]; at: Date },
+  consent: { id: string; action: ConsentAction; purposes: { id: string; granted: boolean }[]; at: Date; receipt: string | null },
 ): string {
   const { m } = p;
+  // The signed receipt as a file to keep: a data: URL with `download` (no script, no extra route, so
+  // the page's CSP is untouched). A compact JWS is base64url and dots: nothing to escape.
+  const receipt =
+    consent.receipt === null
+      ? ''
+      : html`<p><a download="consent-receipt-${consent.id}.jws" href="data:application/jose;charset=utf-8,${consent.receipt}">${m.downloadReceipt}</a></p>
+<p class="hint">${m.receiptHint(p.orgName)}</p>`;
   const granted = new Map(consent.purposes.map((c) => [c.id, c.granted]));
   const when = new Intl.DateTimeFormat(m.dateLocale, { dateStyle: 'long', timeStyle: 'long', timeZone: 'UTC' }).format(consent.at);
   return layout(
@@ -172,6 +179,7 @@ export function confirmationPage(
 <dt>${m.recordedAt}</dt><dd><time datetime="${consent.at.toISOString()}">${when}</time></dd>
 <dt>${m.receiptId}</dt><dd><code>${consent.id}</code></dd>
 </dl>
+${receipt}
 <p>${m.howToWithdraw} <a href="/rights?lang=${m.lang}">${m.rightsCenterLink(p.orgName)}</a></p>`,
     `/c/${p.token}`,
   );

@@ -43,12 +43,12 @@ export type CodeError = 'format' | 'wrong' | 'expired' | 'too_many_tries' | 'no_
 /** What a form post led to: the page again (possibly with an error), or the recorded consent. */
 export type Outcome =
   | { kind: 'page'; view: PageView; error?: { code: CodeError; status: number; count?: number } }
-  | { kind: 'recorded'; consent: { id: string; action: ConsentAction; purposes: { id: string; granted: boolean }[]; at: Date }; view: PageView };
+  | { kind: 'recorded'; consent: { id: string; action: ConsentAction; purposes: { id: string; granted: boolean }[]; at: Date; receipt: string | null }; view: PageView };
 
 export interface ConsentPageDeps {
   db: Database;
   clock: Clock;
-  consents: Pick<ConsentService, 'record'>;
+  consents: Pick<ConsentService, 'record' | 'receipt'>;
 }
 
 function stateOf(link: PageLinkRow, now: Date): LinkState {
@@ -164,7 +164,9 @@ export function createConsentPageService({ db, clock, consents }: ConsentPageDep
           { dp_id: dpId, purposes: link.purposes.map((p) => ({ id: p.id, granted: granted.has(p.id) })), event_id: link.event_id },
           'link',
         );
-        return { kind: 'recorded', view, consent: { id: record.consent_id, action: record.consent_action, purposes: record.purposes, at: record.created_at } };
+        // Committed: its receipt, to offer on the confirmation (a page still shows if reading it fails).
+        const receipt = await consents.receipt(ctx, record.consent_id).then((r) => r.receipt, () => null);
+        return { kind: 'recorded', view, consent: { id: record.consent_id, action: record.consent_action, purposes: record.purposes, at: record.created_at, receipt } };
       } catch (e) {
         // Completed, expired, replaced or closed meanwhile: show the link as it is now.
         if (!(e instanceof AppError) || !['conflict', 'gone', 'bad_request'].includes(e.code)) throw e;

@@ -4,6 +4,7 @@ import { consentRoutes, principalConsentRoutes } from './routes.js';
 import { createConsentService, type ConsentServiceDeps } from './service.js';
 
 export { consentActionFor, type ConsentService } from './service.js';
+export type { ReceiptRow } from './repo.js';
 export { RecordConsentBody, type RecordConsentInput } from './schemas.js';
 
 export function registerConsents(app: FastifyInstance, deps: ConsentServiceDeps) {

@@ -18,12 +18,17 @@ export interface ConsentRecordRow {
 
 export type ConsentChannel = 'api' | 'link' | 'rights_center' | 'sdk';
 
+export interface ReceiptRow {
+  consent_id: string;
+  receipt: string | null;
+}
+
 const COLUMNS = 'id as consent_id, collection_point_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, created_at';
 
 export function consentRepo(tx: TenantTx) {
   return {
     /** Records the data principal if new, then appends the consent: one statement. */
-    async insert(c: Omit<ConsentRecordRow, 'consent_id' | 'created_at'> & { id: string; dataPrincipalId: string; channel: ConsentChannel; at: Date }) {
+    async insert(c: Omit<ConsentRecordRow, 'consent_id' | 'created_at'> & { id: string; dataPrincipalId: string; channel: ConsentChannel; at: Date; receipt: string }) {
       const rows = await tx.query<ConsentRecordRow>(
         `with new_dp as (
            insert into data_principals (org_id, id, dp_id, created_at) values ($1::uuid, $2::uuid, $3::text, $4::timestamptz)
@@ -31,12 +36,22 @@ export function consentRepo(tx: TenantTx) {
          ), dp as (
            select id from new_dp union all select id from data_principals where org_id = $1::uuid and dp_id = $3::text
          )
-         insert into consent_records (org_id, id, collection_point_id, data_principal_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, channel, created_at)
-         select $1::uuid, $5::uuid, $6::uuid, (select id from dp limit 1), $3::text, $7::text, $8::text::jsonb, $9::int, $10::uuid, $11::uuid, $12::text, $4::timestamptz
+         insert into consent_records (org_id, id, collection_point_id, data_principal_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, channel, created_at, receipt)
+         select $1::uuid, $5::uuid, $6::uuid, (select id from dp limit 1), $3::text, $7::text, $8::text::jsonb, $9::int, $10::uuid, $11::uuid, $12::text, $4::timestamptz, $13::text
          returning ${COLUMNS}`,
-        [tx.orgId, c.dataPrincipalId, c.dp_id, c.at, c.id, c.collection_point_id, c.consent_action, JSON.stringify(c.purposes), c.notice_version, c.request_id, c.event_id, c.channel],
+        [tx.orgId, c.dataPrincipalId, c.dp_id, c.at, c.id, c.collection_point_id, c.consent_action, JSON.stringify(c.purposes), c.notice_version, c.request_id, c.event_id, c.channel, c.receipt],
       );
       return rows[0]!;
+    },
+
+    /** A record's receipt (null receipt: recorded before receipts existed); null when no such record. */
+    async receipt(consentId: string): Promise<ReceiptRow | null> {
+      if (!isUuid(consentId)) return null;
+      const rows = await tx.query<ReceiptRow>(
+        `select id as consent_id, receipt from consent_records where org_id = $1::uuid and id = $2::uuid`,
+        [tx.orgId, consentId.toLowerCase()],
+      );
+      return rows[0] ?? null;
     },
 
     async latest(collectionPointId: string, dpId: string): Promise<ConsentRecordRow | null> {
@@ -91,6 +106,16 @@ export function principalConsentRepo(tx: PrincipalTx) {
          order by given_at desc, consent_id desc`,
         [tx.orgId, tx.dpId],
       );
+    },
+
+    /** One of their records' receipt: another person's record is no record (null). */
+    async receipt(consentId: string): Promise<ReceiptRow | null> {
+      if (!isUuid(consentId)) return null;
+      const rows = await tx.query<ReceiptRow>(
+        `select id as consent_id, receipt from consent_records where org_id = $1::uuid and id = $2::uuid and dp_id = $3::text`,
+        [tx.orgId, consentId.toLowerCase(), tx.dpId],
+      );
+      return rows[0] ?? null;
     },
 
     /** Every record at one collection point (UUID or display_id), newest first. */

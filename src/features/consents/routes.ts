@@ -6,6 +6,8 @@ import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { ConsentService } from './service.js';
 import { Type } from 'typebox';
 import {
+  ConsentIdParams,
+  ConsentReceiptAnswer,
   ConsentRecord,
   CurrentConsent,
   CurrentConsentQuery,
@@ -54,6 +56,19 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
     handler: async (req, reply) => reply.code(201).send(await service.withdraw(tenantOf(req), req.params.collection_point_id, req.body.dp_id)),
   });
 
+  r.get('/api/v1/consents/:consent_id/receipt', {
+    config: { access },
+    schema: {
+      ...common,
+      summary: "A consent record's signed receipt",
+      description:
+        "The receipt signed when the record was made (a consent or a withdrawal): a compact JWS with the organization's Ed25519 key, verifiable offline with `/.well-known/jwks.json` alone. Unknown id (or another organization's), or a record made before receipts existed: 404. Scope: `consent` or `admin`.",
+      params: ConsentIdParams,
+      response: { 200: ConsentReceiptAnswer, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.receipt(tenantOf(req), req.params.consent_id),
+  });
+
   r.get('/consent/:collection_point_id/consent', {
     config: { access },
     schema: {
@@ -99,6 +114,19 @@ export function principalConsentRoutes(app: FastifyInstance, service: ConsentSer
       response: { 200: Type.Array(MyConsentRecord), ...errorResponses(401, 403, 404) },
     },
     handler: (req) => service.myHistory(principalOf(req), req.params.collection_point_id),
+  });
+
+  r.get('/api/v1/me/consents/:consent_id/receipt', {
+    config: { access },
+    schema: {
+      ...principal,
+      summary: 'The signed receipt of one of my consent records',
+      description:
+        "The receipt of a record of mine (`consent_id` from my consents or their history): a compact JWS with the organization's key, verifiable offline with `/.well-known/jwks.json`. Another person's record, or an unknown id: 404. `Authorization: Bearer dpt_…`.",
+      params: ConsentIdParams,
+      response: { 200: ConsentReceiptAnswer, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.myReceipt(principalOf(req), req.params.consent_id),
   });
 
   r.post('/api/v1/me/consents/:collection_point_id', {

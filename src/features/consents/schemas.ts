@@ -112,3 +112,21 @@ export const MyConsentBody = Type.Object(
   { purposes: Type.Array(Choice, { minItems: 1, maxItems: 50, description: 'Every purpose of the collection point, exactly once' }) },
   { additionalProperties: false, description: "dp_id is always the token's, never taken from the body" },
 );
+
+// Signed receipts (docs/api.md, "Consent receipts").
+
+export const ConsentIdParams = Type.Object({ consent_id: Type.String({ description: 'The consent record id (UUID)' }) });
+
+export const ConsentReceiptAnswer = Type.Object(
+  {
+    consent_id: Type.String({ format: 'uuid' }),
+    receipt: Type.String({ description: 'The compact JWS (EdDSA over Ed25519): header.payload.signature, base64url. This is the receipt; verify it with the JWKS.' }),
+    kid: Type.String({ description: 'The signing key it names (its JWS header `kid`)' }),
+    jwks_uri: Type.String({ description: "The organization's public keys: /.well-known/jwks.json on its host" }),
+    document: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'The signed document, decoded for reading (ISO/IEC TS 27560-shaped: version, schema, record_id, previous_record_id, controller, principal, collection_point, notice {version, sha256}, purposes [{id, name, required, granted, state}], action, time, channel, request_id, event_id). Trust only what the JWS verifies.',
+    }),
+  },
+  { title: 'ConsentReceipt' },
+);

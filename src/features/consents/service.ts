@@ -2,7 +2,7 @@
 // version, each purpose's choice, channel, time). A consent with an event_id completes that link's
 // request; a withdrawal is a new record, never an update.
 import type { Database } from '../../platform/db/types.js';
-import { principalReads, principalScope, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
+import { principalReads, principalScope, tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
 import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
@@ -11,12 +11,17 @@ import { findCollectionPoint, type PurposeRow } from '../collection-points/index
 import { completeLinkRequest, markLatestRequestRevoked, type ConsentAction } from '../consent-links/index.js';
 import { alongsideAudit } from '../audit/index.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
-import { consentRepo, principalConsentRepo, type ConsentChannel } from './repo.js';
+import type { ReceiptSigner } from '../receipts/index.js';
+import { consentRepo, principalConsentRepo, type ConsentChannel, type ReceiptRow } from './repo.js';
 import type { RecordConsentInput } from './schemas.js';
 
 export interface ConsentServiceDeps {
   db: Database;
   clock: Clock;
+  /** Signs every record's receipt inside the record's transaction (features/receipts). */
+  receipts: ReceiptSigner;
+  /** PUBLIC_URL: the receipt's answer names the organization's JWKS address. */
+  publicUrl: URL;
 }
 
 const pointNotFound = () => new AppError('not_found', 'Collection point not found');
@@ -45,7 +50,24 @@ function checkChoices(purposes: PurposeRow[], choices: RecordConsentInput['purpo
   return seen;
 }
 
-export function createConsentService({ db, clock }: ConsentServiceDeps) {
+const receiptNotFound = () => new AppError('not_found', 'Consent record not found');
+
+export function createConsentService({ db, clock, receipts, publicUrl }: ConsentServiceDeps) {
+  const receiptAnswer = (slug: string, row: ReceiptRow | null) => {
+    if (!row) throw receiptNotFound();
+    // Records made before receipts existed (migration 0018) have none until `assent receipts backfill`.
+    if (row.receipt === null) throw new AppError('not_found', 'This consent record has no receipt: it was recorded before receipts were signed');
+    const [header] = row.receipt.split('.');
+    const kid = (JSON.parse(Buffer.from(header!, 'base64url').toString('utf8')) as { kid: string }).kid;
+    return {
+      consent_id: row.consent_id,
+      receipt: row.receipt,
+      kid,
+      jwks_uri: `${publicUrl.protocol}//${slug}.${publicUrl.host}/.well-known/jwks.json`,
+      document: JSON.parse(Buffer.from(row.receipt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>,
+    };
+  };
+
   async function activePoint(tx: TenantTx, idOrDisplayId: string) {
     const point = await findCollectionPoint(tx, idOrDisplayId);
     if (!point) throw pointNotFound();
@@ -56,7 +78,8 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
     record(ctx: TenantContext, collectionPointId: string, input: RecordConsentInput, channel: ConsentChannel = 'api') {
       const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
-        const point = await activePoint(tx, collectionPointId);
+        // Sent together: the point, and what its receipt needs (the key, the previous record).
+        const [point, signing] = await Promise.all([activePoint(tx, collectionPointId), receipts.prepare(tx, { collectionPoint: collectionPointId, dpId: input.dp_id })]);
         if (point.status !== 'active') throw new AppError('bad_request', `Collection point ${point.display_id} is inactive: it collects no consent`);
         const choices = checkChoices(point.purposes, input.purposes);
         const action = consentActionFor(point.purposes, choices);
@@ -66,19 +89,33 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
             : await completeLinkRequest(tx, { eventId: input.event_id, collectionPointId: point.id, dpId: input.dp_id, action, at });
         const id = uuidv7();
         const eventId = input.event_id?.toLowerCase() ?? null;
+        // In the collection point's order, so records read the same way whatever order they came in.
+        const purposes = point.purposes.map((p) => ({ id: p.id, granted: choices.get(p.id)! }));
+        const receipt = await receipts.sign(signing, {
+          recordId: id,
+          previousRecordId: signing.previousRecordId,
+          dpId: input.dp_id,
+          collectionPoint: point,
+          choices: purposes,
+          action,
+          at,
+          channel,
+          requestId,
+          eventId,
+        });
         const inserting = consentRepo(tx).insert({
           id,
           dataPrincipalId: uuidv7(),
           collection_point_id: point.id,
           dp_id: input.dp_id,
           consent_action: action,
-          // In the collection point's order, so records read the same way whatever order they came in.
-          purposes: point.purposes.map((p) => ({ id: p.id, granted: choices.get(p.id)! })),
+          purposes,
           notice_version: point.notice_version,
           request_id: requestId,
           event_id: eventId,
           channel,
           at,
+          receipt,
         });
         // Never the dp_id: the record's own id leads to it for whoever may see it.
         const event = {
@@ -99,7 +136,7 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
     withdraw(ctx: TenantContext, collectionPointId: string, dpId: string, channel: ConsentChannel = 'api') {
       const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
-        const point = await activePoint(tx, collectionPointId);
+        const [point, signing] = await Promise.all([activePoint(tx, collectionPointId), receipts.prepare(tx, null)]);
         const repo = consentRepo(tx);
         const latest = await repo.latest(point.id, dpId);
         if (!latest) throw new AppError('not_found', 'No consent on record for this data principal at this collection point');
@@ -112,18 +149,32 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
           targetId: id,
           details: { collection_point_id: point.id, consent_action: 'revoked', notice_version: point.notice_version, previous_consent_id: latest.consent_id },
         };
+        const purposes = point.purposes.map((p) => ({ id: p.id, granted: false }));
+        const receipt = await receipts.sign(signing, {
+          recordId: id,
+          previousRecordId: latest.consent_id,
+          dpId,
+          collectionPoint: point,
+          choices: purposes,
+          action: 'revoked',
+          at,
+          channel,
+          requestId: null,
+          eventId: null,
+        });
         const inserting = repo.insert({
           id,
           dataPrincipalId: uuidv7(),
           collection_point_id: point.id,
           dp_id: dpId,
           consent_action: 'revoked',
-          purposes: point.purposes.map((p) => ({ id: p.id, granted: false })),
+          purposes,
           notice_version: point.notice_version,
           request_id: null,
           event_id: null,
           channel,
           at,
+          receipt,
         });
         const consent = await alongsideAudit(tx, ctx, at, event, inserting);
         await recordEvent(tx, 'consent.withdrawn', { consent, previous_consent_id: latest.consent_id }, at);
@@ -161,6 +212,16 @@ export function createConsentService({ db, clock }: ConsentServiceDeps) {
     /** Withdraws their consent in one call: a new record with action revoked, channel rights_center. */
     withdrawMine(ctx: PrincipalContext, collectionPointId: string) {
       return service.withdraw(ctx, collectionPointId, ctx.actor.dpId, 'rights_center');
+    },
+
+    /** A record's signed receipt, for the organization. */
+    async receipt(ctx: TenantContext, consentId: string) {
+      return receiptAnswer(ctx.slug, await consentRepo(tenantReads(db, ctx.orgId)).receipt(consentId));
+    },
+
+    /** One of the data principal's own records' receipt; another person's is not found. */
+    async myReceipt(ctx: PrincipalContext, consentId: string) {
+      return receiptAnswer(ctx.slug, await principalConsentRepo(principalReads(db, principalScope(ctx))).receipt(consentId));
     },
 
     current(ctx: TenantContext, collectionPointId: string, dpId: string) {

@@ -223,6 +223,7 @@ export function consentsPage(p: PageContext, consents: ConsentView[], o: { done?
 <h2 id="cp-${n}">${point.name}</h2>
 <p><span class="state">${m.state[c.consent_action]}</span> · ${m.since} ${formatTime(m, new Date(c.given_at))}</p>
 <ul class="purposes">${c.purposes.map((pp) => html`<li>${pp.name}${badge(pp.required)}: <strong>${pp.granted ? m.agreed : m.notAgreed}</strong></li>`)}</ul>
+<p><a href="${href(p, `/rights/consents/${c.consent_id}/receipt`)}" download="consent-receipt-${c.consent_id}.jws">${m.downloadReceipt}</a></p>
 ${c.consent_action === 'revoked'
   ? null
   : html`<form method="post" action="${action('/withdraw')}">

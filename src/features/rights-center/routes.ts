@@ -20,7 +20,7 @@ import { pickLanguage, type Messages } from './messages/index.js';
 import { codePage, consentsPage, href, messagePage, nomineesPage, requestPage, requestsPage, signInPage, STYLE_HASH, type ConsentView, type NomineeForm, type NomineeView, type PageContext, type TicketForm, type TicketView } from './pages.js';
 
 export interface RightsCenterDeps {
-  consents: Pick<ConsentService, 'mine' | 'giveMine' | 'withdrawMine'>;
+  consents: Pick<ConsentService, 'mine' | 'giveMine' | 'withdrawMine' | 'myReceipt'>;
   dataPrincipals: Pick<DataPrincipalService, 'requestCode' | 'verifyCode' | 'contactPersonOrNull' | 'profile'>;
   grievances: Pick<GrievanceService, 'mine' | 'fileMine' | 'getMine' | 'myMessages' | 'postMyMessage'>;
   nominees: Pick<NomineeService, 'mine' | 'appointMine' | 'changeMine' | 'removeMine'>;
@@ -281,6 +281,16 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
     const point = list.find((c) => c.collection_point.id === query.cp)?.collection_point.name;
     const done = point === undefined ? undefined : query.done === 'withdrawn' ? v.m.withdrawn(point) : query.done === 'changed' ? v.m.changed(point) : undefined;
     return send(reply, 200, consentsPage(v.page, list, { done }));
+  });
+
+  // The signed receipt of one of their records, as a file (another person's record: the 404 page).
+  page('/rights/consents/:consent_id/receipt', async (v, request, reply) => {
+    const { consent_id: consentId } = request.params as { consent_id: string };
+    const answer = await consents.myReceipt(v.principal, consentId);
+    return reply
+      .type('application/jose; charset=utf-8')
+      .header('content-disposition', `attachment; filename="consent-receipt-${answer.consent_id}.jws"`)
+      .send(answer.receipt);
   });
 
   form('/rights/consents/:collection_point_id/withdraw', true, async (v, _body, request, reply) => {

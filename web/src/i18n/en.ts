@@ -447,6 +447,7 @@ export const en = {
       'webhook.secret_rotated': 'Webhook secret rotated',
       'webhook.deleted': 'Webhook endpoint deleted',
       'webhook.delivery_retried': 'Webhook delivery retried',
+      'signing_key.rotated': 'Receipt signing key rotated',
     } as Record<string, string>,
   },
 };

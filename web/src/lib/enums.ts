@@ -38,5 +38,6 @@ export const AUDIT_ACTIONS = [
   'webhook.secret_rotated',
   'webhook.deleted',
   'webhook.delivery_retried',
+  'signing_key.rotated',
 ] as const;
 export const PAGE_SIZES = [25, 50, 100, 200] as const;

@@ -32,6 +32,8 @@ export const en = {
   notAgreed: 'Not agreed',
   recordedAt: 'Recorded at',
   receiptId: 'Receipt id',
+  downloadReceipt: 'Download your signed receipt',
+  receiptHint: (org: string) => `A record of your choices signed by ${org}. Anyone can check it with ${org}'s public keys, published at /.well-known/jwks.json.`,
   howToWithdraw: 'You can see, change or withdraw your consent at any time, as easily as you gave it, in your Rights Center.',
   rightsCenterLink: (org: string) => `Open ${org}'s Rights Center`,
   expiredTitle: 'This link has expired',

@@ -38,6 +38,7 @@ export const en = {
   state: { approved: 'You agreed to every purpose', partial_consent: 'You agreed to some purposes', declined: 'You declined', revoked: 'Withdrawn' },
   since: 'Since',
   noticeVersion: (v: number) => `Notice (version ${v})`,
+  downloadReceipt: 'Download the signed receipt of this record',
   agreed: 'Agreed',
   notAgreed: 'Not agreed',
   required: 'Required',

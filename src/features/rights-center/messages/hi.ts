@@ -35,6 +35,7 @@ export const hi: Messages = {
   state: { approved: 'आप सभी उद्देश्यों से सहमत हैं', partial_consent: 'आप कुछ उद्देश्यों से सहमत हैं', declined: 'आपने अस्वीकार किया', revoked: 'वापस ली गई' },
   since: 'कब से',
   noticeVersion: (v) => `सूचना (संस्करण ${v})`,
+  downloadReceipt: 'इस रिकॉर्ड की हस्ताक्षरित रसीद डाउनलोड करें',
   agreed: 'सहमत',
   notAgreed: 'असहमत',
   required: 'आवश्यक',

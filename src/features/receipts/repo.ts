@@ -1,0 +1,92 @@
+// Signing key SQL (table signing_keys, migration 0018): the current key, the public keys, rotation.
+import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import { isUuid } from '../../platform/ids.js';
+import type { NewSigningKey, SigningPublicJwk } from '../../platform/crypto/signing-keys.js';
+
+export interface SigningContextRow {
+  slug: string;
+  name: string;
+  kid: string | null;
+  private_key_enc: string | null;
+  previous_id: string | null;
+}
+
+export interface SigningKeyRow {
+  kid: string;
+  public_jwk: SigningPublicJwk;
+  created_at: Date;
+  retired_at: Date | null;
+}
+
+const KEY_COLUMNS = 'kid, public_jwk, created_at, retired_at';
+
+export function signingKeyRepo(tx: TenantTx) {
+  return {
+    /**
+     * Everything signing a record needs that the service does not have yet, in one statement: the
+     * organization's name, its current key (null when it has none yet) and, when asked, the previous
+     * record of this data principal at this collection point (UUID or display_id).
+     */
+    async context(previousOf: { collectionPoint: string; dpId: string } | null): Promise<SigningContextRow> {
+      const byId = previousOf !== null && isUuid(previousOf.collectionPoint);
+      const rows = await tx.query<SigningContextRow>(
+        `select o.slug, o.name, k.kid, k.private_key_enc,
+                ${
+                  previousOf === null
+                    ? 'null::uuid'
+                    : `(select r.id from collection_points cp
+                          join consent_records r on r.org_id = cp.org_id and r.collection_point_id = cp.id and r.dp_id = $3::text
+                         where cp.org_id = $1::uuid and ${byId ? 'cp.id = $2::uuid' : 'cp.display_id = $2::text'}
+                         order by r.created_at desc, r.id desc limit 1)`
+                } as previous_id
+           from organizations o
+           left join signing_keys k on k.org_id = o.id and k.retired_at is null
+          where o.id = $1::uuid`,
+        previousOf === null
+          ? [tx.orgId]
+          : [tx.orgId, byId ? previousOf.collectionPoint.toLowerCase() : previousOf.collectionPoint, previousOf.dpId],
+      );
+      return rows[0]!;
+    },
+
+    /** Adds a first key unless one appeared meanwhile; returns the current key either way. */
+    async addFirst(key: NewSigningKey, at: Date): Promise<{ kid: string; private_key_enc: string }> {
+      const rows = await tx.query<{ kid: string; private_key_enc: string }>(
+        `with added as (
+           insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at)
+           values ($1::uuid, $2::text, $3::text::jsonb, $4::text, $5::timestamptz)
+           on conflict (org_id) where retired_at is null do nothing
+           returning kid, private_key_enc
+         )
+         select kid, private_key_enc from added
+         union all
+         select kid, private_key_enc from signing_keys where org_id = $1::uuid and retired_at is null and not exists (select 1 from added)`,
+        [tx.orgId, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc, at],
+      );
+      return rows[0]!;
+    },
+
+    /**
+     * Retires the current key (if any) and makes `key` current: two statements, in this order, so the
+     * partial unique index (one current key) never sees two. A concurrent rotation fails on that index.
+     */
+    async rotate(key: NewSigningKey, at: Date): Promise<{ added: SigningKeyRow; retired: string | null }> {
+      const retired = await tx.query<{ kid: string }>(
+        `update signing_keys set retired_at = $2::timestamptz where org_id = $1::uuid and retired_at is null returning kid`,
+        [tx.orgId, at],
+      );
+      const rows = await tx.query<SigningKeyRow>(
+        `insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at)
+         values ($1::uuid, $2::text, $3::text::jsonb, $4::text, $5::timestamptz)
+         returning ${KEY_COLUMNS}`,
+        [tx.orgId, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc, at],
+      );
+      return { added: rows[0]!, retired: retired[0]?.kid ?? null };
+    },
+
+    /** Every key the organization ever had, oldest first (public parts only). */
+    list(): Promise<SigningKeyRow[]> {
+      return tx.query<SigningKeyRow>(`select ${KEY_COLUMNS} from signing_keys where org_id = $1::uuid order by created_at, kid`, [tx.orgId]);
+    },
+  };
+}
