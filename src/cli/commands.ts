@@ -503,9 +503,10 @@ export const COMMANDS: Command[] = [
     description:
       `Checks an archive written by assent export with nothing but the file (no database, no network):\n` +
       `every file's SHA-256 against ${MANIFEST} and no file added or missing, the audit log's hash chain\n` +
-      'from its first entry to the head export.json names, and the row counts. Exit 0 when all hold;\n' +
+      'from its first entry to the head export.json names, every consent receipt\'s signature against the\n' +
+      'keys in jwks.json (and that it says what its record says), and the row counts. Exit 0 when all hold;\n' +
       'exit 1 naming the first problem found.',
-    options: { json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, audit, rows}' } },
+    options: { json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, audit, receipts, rows}' } },
     async offline({ args: [file] }) {
       const report = await verifyExport(file!);
       const org = report.organization ? `${report.organization.slug} (${report.organization.id})` : file!;
@@ -513,7 +514,9 @@ export const COMMANDS: Command[] = [
         human: report.ok
           ? `Export of ${org}, exported ${report.exported_at}, verified:\n` +
             `  ${report.files} files match ${MANIFEST} (its SHA-256: ${report.manifest_sha256})\n` +
-            `  audit chain: ${report.audit!.entries} entries${report.audit!.head ? `, head ${report.audit!.head.hash}` : ''}`
+            `  audit chain: ${report.audit!.entries} entries${report.audit!.head ? `, head ${report.audit!.head.hash}` : ''}\n` +
+            `  receipts: ${report.receipts!.verified} signatures verified with the ${report.receipts!.keys} key(s) of jwks.json` +
+            (report.receipts!.without_receipt ? `; ${report.receipts!.without_receipt} records from before receipts have none` : '')
           : `Export ${file} FAILED verification: ${report.problem}`,
         data: report,
         exitCode: report.ok ? 0 : 1,

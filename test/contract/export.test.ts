@@ -133,6 +133,12 @@ describe('GET /api/v1/export', () => {
       [`${w.marker}-dp`, 'approved', 2],
       [`${w.marker}-dp`, 'revoked', 2],
     ]);
+    // Every record carries its receipt, verified with the organization's keys in jwks.json.
+    expect(jsonLines(files, 'consent-records').every((r) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(r.receipt))).toBe(true);
+    const jwks = JSON.parse(files.find((f) => f.name === 'jwks.json')!.content.toString());
+    expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA' })]);
+    expect(jwks.keys[0].d).toBeUndefined();
+    expect(report.receipts).toEqual({ verified: 2, without_receipt: 0, keys: 1 });
     const audit = jsonLines(files, 'audit-log');
     expect(audit.map((e) => e.seq)).toEqual(audit.map((_, i) => i + 1));
     // The export is recorded before it starts, so the archive holds its own entry, last.
@@ -204,6 +210,48 @@ describe('verifyExport names the first problem of a tampered archive', () => {
     const report = await verifyExport(bad);
     expect(report.ok).toBe(false);
     expect(report.problem).toBe(`audit log entry 2 (${victim.id}), audit-log/000001.jsonl line 2: the entry fields differ from the content its hash covers`);
+  });
+
+  /** A copy with one consent-records line changed and its sum fixed in the manifest. */
+  async function withRecord(name: string, change: (record: any) => void): Promise<string> {
+    const bad = join(dir, name);
+    let edited: Buffer | null = null;
+    await rewriteArchive(file, bad, (f) => {
+      if (f.name === 'consent-records/000001.jsonl') {
+        const lines = f.content.toString('utf8').split('\n');
+        const record = JSON.parse(lines[0]!);
+        change(record);
+        lines[0] = JSON.stringify(record);
+        edited = Buffer.from(lines.join('\n'));
+        return edited;
+      }
+      if (f.name === 'MANIFEST.sha256') {
+        return Buffer.from(f.content.toString('utf8').replace(/^[0-9a-f]{64} {2}consent-records\/000001\.jsonl$/m, sha256Line(edited!, 'consent-records/000001.jsonl')));
+      }
+      return f.content;
+    });
+    return bad;
+  }
+
+  test('a receipt altered (sums fixed): its signature does not verify, naming the record', async () => {
+    const [first] = jsonLines(await archiveFiles(file), 'consent-records');
+    const bad = await withRecord('receipt.tar.gz', (r) => {
+      const [header, payload, signature] = (r.receipt as string).split('.');
+      const doc = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+      doc.action = 'declined';
+      r.receipt = [header, Buffer.from(JSON.stringify(doc)).toString('base64url'), signature].join('.');
+    });
+    const report = await verifyExport(bad);
+    expect(report.ok).toBe(false);
+    expect(report.problem).toMatch(new RegExp(`^consent record ${first.id}, consent-records/000001\\.jsonl line 1: receipt signature does not verify`));
+  });
+
+  test('a record altered under its intact receipt (sums fixed): the receipt names the field that differs', async () => {
+    const [first] = jsonLines(await archiveFiles(file), 'consent-records');
+    const bad = await withRecord('record.tar.gz', (r) => {
+      r.consent_action = 'declined';
+    });
+    expect((await verifyExport(bad)).problem).toBe(`consent record ${first.id}, consent-records/000001.jsonl line 1: the receipt's action differs from the record's`);
   });
 
   test('an audit entry removed (sums fixed): the chain names the gap', async () => {

@@ -30,7 +30,7 @@ export const TABLE_QUERIES: Record<TableName, TableQuery> = {
     key: ['collection_point_id', 'version'],
   },
   'consent-records': {
-    select: 'id, collection_point_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, channel, created_at',
+    select: 'id, collection_point_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, channel, created_at, receipt',
     from: 'consent_records t',
     key: ['id'],
   },
@@ -99,4 +99,10 @@ export async function organizationOf(tx: TenantTx): Promise<{ grievance_period_d
 export async function auditHeadOf(tx: TenantTx): Promise<{ seq: number; hash: string } | null> {
   const [head] = await tx.query<{ seq: string | number; hash: string }>('select seq, hash from audit_chain_heads where org_id = $1::uuid', [tx.orgId]);
   return head ? { seq: Number(head.seq), hash: head.hash } : null;
+}
+
+/** The organization's public signing keys, every one it ever had (what /.well-known/jwks.json serves): a JWK Set. */
+export async function publicKeysOf(tx: TenantTx): Promise<{ keys: unknown[] }> {
+  const rows = await tx.query<{ public_jwk: unknown }>('select public_jwk from signing_keys where org_id = $1::uuid order by created_at, kid', [tx.orgId]);
+  return { keys: rows.map((r) => r.public_jwk) };
 }

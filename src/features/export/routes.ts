@@ -13,8 +13,8 @@ export function exportRoutes(app: FastifyInstance, service: ExportService): void
       security: [{ Bearer: [] }],
       summary: 'Export for the regulator',
       description:
-        "The organization's records in one gzipped tar, streamed as it is read: every consent record, every notice version, the consent links, every " +
-        'grievance ticket with its status history and messages, nominees, the audit log with its hash chain, the public signing keys (`jwks.json`, an empty set until consent receipts are signed), ' +
+        "The organization's records in one gzipped tar, streamed as it is read: every consent record with its signed receipt, every notice version, the consent links, every " +
+        'grievance ticket with its status history and messages, nominees, the audit log with its hash chain, the public signing keys (`jwks.json`), ' +
         '`export.json` (what the archive holds) and `MANIFEST.sha256` (the SHA-256 of every other file, as `sha256sum -c` reads it). ' +
         '`assent export verify FILE` checks an archive offline. Owners only: a Bearer token of an owner (another role: 403); API keys, even `admin` ones, are not accepted (401). ' +
         'The export is recorded in the audit log (`organization.exported`) before it starts, so the archive holds that entry.',

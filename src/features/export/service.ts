@@ -8,7 +8,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { recordAudit, sha256Hex } from '../audit/index.js';
 import { ArchiveWriter, FORMAT, JWKS, META, PartWriter, TABLES, type TableName } from './archive.js';
-import { auditHeadOf, organizationOf, rowsOf } from './repo.js';
+import { auditHeadOf, organizationOf, publicKeysOf, rowsOf } from './repo.js';
 
 export interface ExportedOrganization {
   id: string;
@@ -71,11 +71,9 @@ function readSnapshot<T>(db: Database, orgId: string, fn: (tx: TenantTx) => Prom
 export interface ExportServiceDeps {
   db: Database;
   clock: Clock;
-  /** The organization's public signing keys (a JWK Set), when receipts are signed. */
-  publicKeys?: (orgId: string) => Promise<{ keys: unknown[] }>;
 }
 
-export function createExportService({ db, clock, publicKeys }: ExportServiceDeps) {
+export function createExportService({ db, clock }: ExportServiceDeps) {
   function start(org: ExportedOrganization): ExportStarted {
     const exportedAt = clock.now();
     const root = `${org.slug}-export-${stamp(exportedAt)}`;
@@ -84,7 +82,7 @@ export function createExportService({ db, clock, publicKeys }: ExportServiceDeps
     const done = readSnapshot(db, org.id, async (tx) => {
       const settings = await organizationOf(tx);
       const head = await auditHeadOf(tx);
-      const jwks = publicKeys ? await publicKeys(org.id) : { keys: [] };
+      const jwks = await publicKeysOf(tx);
       await sink(JWKS, Buffer.from(JSON.stringify(jwks, null, 2) + '\n'));
       const tables: Record<string, { rows: number; parts: string[] }> = {};
       for (const table of TABLES) {

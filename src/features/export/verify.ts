@@ -1,9 +1,13 @@
 // `assent export verify FILE`: checks an export with nothing but the file (no database, no network).
 // First pass: every file's SHA-256 against MANIFEST.sha256, and no file more or less. Second pass:
-// the audit log's hash chain (createChainVerifier, the same rule as `assent audit verify`) up to the
-// head export.json names, and the row counts export.json gives. The first problem found is named.
+// every notice version's SHA-256, every consent record's receipt (its signature with the keys of
+// jwks.json, verifyReceipt; that it says what the record says, receiptMismatch; that its notice is the
+// exported version's), the audit log's hash chain (createChainVerifier, the same rule as `assent audit
+// verify`) up to the head export.json names, and the row counts. The first problem found is named.
 import { createHash } from 'node:crypto';
+import type { JSONWebKeySet } from 'jose';
 import { createChainVerifier, type ExportedAuditEntry } from '../audit/index.js';
+import { noticeSha256, receiptMismatch, ReceiptVerificationError, verifyReceipt } from '../receipts/index.js';
 import { ArchiveError, FORMAT, JWKS, MANIFEST, META, TABLES, readArchive, type TableName } from './archive.js';
 
 export interface VerifyReport {
@@ -16,6 +20,8 @@ export interface VerifyReport {
   /** SHA-256 of MANIFEST.sha256: the one value that pins the whole archive. */
   manifest_sha256: string | null;
   audit: { entries: number; head: { seq: number; hash: string } | null } | null;
+  /** Receipts whose signature verified; records written before receipts existed (migration 0018) have none. */
+  receipts: { verified: number; without_receipt: number; keys: number } | null;
   rows: Partial<Record<TableName, number>>;
 }
 
@@ -32,10 +38,10 @@ class Problem extends Error {}
 const SUM_LINE = /^([0-9a-f]{64}) {2}(.+)$/;
 
 export async function verifyExport(file: string): Promise<VerifyReport> {
-  const report: VerifyReport = { ok: false, problem: null, organization: null, exported_at: null, files: 0, manifest_sha256: null, audit: null, rows: {} };
+  const report: VerifyReport = { ok: false, problem: null, organization: null, exported_at: null, files: 0, manifest_sha256: null, audit: null, receipts: null, rows: {} };
   try {
-    const meta = await checkManifest(file, report);
-    await checkContents(file, meta, report);
+    const { meta, jwks } = await checkManifest(file, report);
+    await checkContents(file, meta, jwks, report);
     report.ok = true;
   } catch (e) {
     if (!(e instanceof Problem || e instanceof ArchiveError || isArchiveReadError(e))) throw e;
@@ -49,13 +55,14 @@ function isArchiveReadError(e: unknown): boolean {
   return code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR' || code === 'ENOENT' || code === 'EISDIR' || /tar|header|Unexpected end/i.test((e as Error).message ?? '');
 }
 
-/** Pass 1: the sums. Returns export.json, read from the archive once its sum matched. */
-async function checkManifest(file: string, report: VerifyReport): Promise<Meta> {
+/** Pass 1: the sums. Returns export.json and jwks.json, read from the archive once their sums matched. */
+async function checkManifest(file: string, report: VerifyReport): Promise<{ meta: Meta; jwks: JSONWebKeySet }> {
   const sums = new Map<string, string>();
   const order: string[] = [];
   let root: string | null = null;
   let manifest: Buffer | null = null;
   let metaText: Buffer | null = null;
+  let jwksText: Buffer | null = null;
   for await (const entry of readArchive(file)) {
     if (entry.type !== 'file') throw new Problem(`${entry.root}/${entry.name} is a ${entry.type}, not a file: an export holds only files`);
     root ??= entry.root;
@@ -65,6 +72,7 @@ async function checkManifest(file: string, report: VerifyReport): Promise<Meta> 
     order.push(entry.name);
     if (entry.name === MANIFEST) manifest = entry.content;
     if (entry.name === META) metaText = entry.content;
+    if (entry.name === JWKS) jwksText = entry.content;
   }
   if (!manifest) throw new Problem(`${MANIFEST} is missing: the archive is incomplete or not an Assent export`);
   report.manifest_sha256 = sums.get(MANIFEST)!;
@@ -94,7 +102,15 @@ async function checkManifest(file: string, report: VerifyReport): Promise<Meta> 
   if (meta.format !== FORMAT) throw new Problem(`${META} says format ${JSON.stringify(meta.format)}; this verifier reads ${FORMAT}`);
   report.organization = meta.organization;
   report.exported_at = meta.exported_at;
-  return meta;
+  if (!jwksText) throw new Problem(`${JWKS} is missing`);
+  let jwks: JSONWebKeySet;
+  try {
+    jwks = JSON.parse(jwksText.toString('utf8')) as JSONWebKeySet;
+  } catch {
+    throw new Problem(`${JWKS} is not JSON`);
+  }
+  if (!Array.isArray(jwks?.keys)) throw new Problem(`${JWKS} is not a JWK Set ({"keys": [...]})`);
+  return { meta, jwks };
 }
 
 function parseLines(name: string, content: Buffer): unknown[] {
@@ -112,9 +128,40 @@ function parseLines(name: string, content: Buffer): unknown[] {
     });
 }
 
-/** Pass 2: the audit chain and the row counts (the sums already hold, so the files are as exported). */
-async function checkContents(file: string, meta: Meta, report: VerifyReport): Promise<void> {
+interface ExportedRecord {
+  id: string;
+  collection_point_id: string;
+  dp_id: string;
+  consent_action: string;
+  purposes: { id: string; granted: boolean }[];
+  notice_version: number;
+  channel: string;
+  created_at: string;
+  receipt: string | null;
+}
+
+/** A consent record's receipt: signed by a key of jwks.json, saying what the record says, over the notice version exported. */
+async function checkReceipt(r: ExportedRecord, where: string, jwks: JSONWebKeySet, notices: Map<string, string>): Promise<void> {
+  let receipt;
+  try {
+    ({ receipt } = await verifyReceipt(r.receipt!, jwks));
+  } catch (e) {
+    if (e instanceof ReceiptVerificationError) throw new Problem(`consent record ${r.id}, ${where}: ${e.message}`);
+    throw e;
+  }
+  const field = receiptMismatch(receipt, { ...r, consent_id: r.id });
+  if (field) throw new Problem(`consent record ${r.id}, ${where}: the receipt's ${field} differs from the record's`);
+  const notice = notices.get(`${r.collection_point_id}:${r.notice_version}`);
+  if (notice !== undefined && notice !== receipt.notice.sha256) {
+    throw new Problem(`consent record ${r.id}, ${where}: the receipt's notice SHA-256 is not that of notice version ${r.notice_version} in notice-versions`);
+  }
+}
+
+/** Pass 2: notices, receipts, the audit chain and the row counts (the sums already hold, so the files are as exported). */
+async function checkContents(file: string, meta: Meta, jwks: JSONWebKeySet, report: VerifyReport): Promise<void> {
   const chain = createChainVerifier();
+  const notices = new Map<string, string>();
+  const receipts = { verified: 0, without_receipt: 0, keys: jwks.keys.length };
   const counted: Partial<Record<TableName, number>> = {};
   const parts: Partial<Record<TableName, string[]>> = {};
   for await (const entry of readArchive(file)) {
@@ -127,6 +174,24 @@ async function checkContents(file: string, meta: Meta, report: VerifyReport): Pr
     (parts[table] ??= []).push(entry.name);
     const rows = parseLines(entry.name, entry.content);
     counted[table] = (counted[table] ?? 0) + rows.length;
+    if (table === 'notice-versions') {
+      for (const [i, row] of rows.entries()) {
+        const n = row as { collection_point_id: string; version: number; notice: string; notice_sha256: string };
+        if (typeof n.notice !== 'string' || noticeSha256(n.notice) !== n.notice_sha256) throw new Problem(`${entry.name} line ${i + 1}: notice_sha256 is not the SHA-256 of the notice`);
+        notices.set(`${n.collection_point_id}:${n.version}`, n.notice_sha256);
+      }
+    }
+    if (table === 'consent-records') {
+      for (const [i, row] of rows.entries()) {
+        const r = row as ExportedRecord;
+        if (r.receipt === null || r.receipt === undefined) {
+          receipts.without_receipt += 1;
+          continue;
+        }
+        await checkReceipt(r, `${entry.name} line ${i + 1}`, jwks, notices);
+        receipts.verified += 1;
+      }
+    }
     if (table === 'audit-log') {
       for (const [i, row] of rows.entries()) {
         let broken;
@@ -142,6 +207,7 @@ async function checkContents(file: string, meta: Meta, report: VerifyReport): Pr
   const audit = chain.finish(meta.audit_chain_head ?? null);
   if (audit.broken) throw new Problem(`audit log: ${audit.broken.reason}`);
   report.audit = { entries: audit.entries, head: audit.head };
+  report.receipts = receipts;
   for (const table of TABLES) {
     const said = meta.tables?.[table];
     if (!said) throw new Problem(`${META} does not describe ${table}`);
