@@ -1,5 +1,5 @@
-// Builds dist/ (the server, for the tests that start the real `assent` command) and web/dist/ (the
-// dashboard, for the browser tests) once before any suite runs, and only what changed: each build
+// Builds dist/ (the server, for the tests that start the real `assent` command), web/dist/ (the
+// dashboard, for the browser tests) and clients/typescript/dist/ (the client package) once before any suite runs, and only what changed: each build
 // records the SHA-256 of its inputs (every file's path and content) in <dir>/.inputs-sha256, and a run
 // whose inputs hash the same skips that build (35-110 s on a loaded 2-core machine; hashing takes
 // well under a second). When a build is skipped, its .build-stamp is touched: bin/assent.mjs compares
@@ -15,6 +15,8 @@ const SHARED = ['scripts/build.mjs', 'package-lock.json'];
 const PARTS = {
   server: { flag: '--server', dir: 'dist', inputs: ['src', 'tsconfig.build.json', 'tsconfig.json', ...SHARED] },
   web: { flag: '--web', dir: 'web/dist', inputs: ['web', ...SHARED] },
+  // The client package (@assent/client): test/client imports its dist/ as a consumer would.
+  client: { flag: '--client', dir: 'clients/typescript/dist', inputs: ['clients/typescript/src', 'clients/typescript/tsconfig.json', 'clients/typescript/package.json', ...SHARED] },
 } as const;
 
 function files(path: string): string[] {
