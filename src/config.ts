@@ -23,7 +23,7 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** HTTP_HEADERS_TIMEOUT_MS: the longest a request's headers may take to arrive (default 10000). */
   readonly headersTimeoutMs: number;
-  /** HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open (default 5000). */
+  /** HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open (default 72000, as Fastify; above common load balancers' 60 s idle timeout). */
   readonly keepAliveTimeoutMs: number;
   /** HTTP_MAX_CONNECTIONS: open connections this process accepts at once; more are closed (default 4096). */
   readonly maxConnections: number;
@@ -150,7 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs,
     headersTimeoutMs,
     loginAddressDailyLimit: positive('LOGIN_ADDRESS_DAILY_LIMIT', 200),
-    keepAliveTimeoutMs: positive('HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000),
+    keepAliveTimeoutMs: positive('HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000),
     maxConnections: positive('HTTP_MAX_CONNECTIONS', 4096),
     logLevel,
     defaultCountryCode,
