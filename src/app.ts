@@ -106,6 +106,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdFrom,
     requestIdHeader: false,
     return503OnClosing: true,
+    // Plugins (swagger-ui reads its files) may take more than avvio's 10 s default on a loaded machine; a
+    // slow start is better than none (seen: the bench's server failed to start at a load average of 20).
+    pluginTimeout: 60_000,
     // Slow clients (issue 21, class 11): a request's headers must arrive within HTTP_HEADERS_TIMEOUT_MS and
     // the whole request within HTTP_REQUEST_TIMEOUT_MS (checked every second, not Node's default 30 s);
     // an idle keep-alive connection closes after HTTP_KEEP_ALIVE_TIMEOUT_MS. The connection cap is set on
