@@ -452,7 +452,7 @@ describe('a DP token reaches no organization endpoint (a walk over every route o
       );
     const before = await snapshot();
     const token = await mint(a, 'dp-1');
-    const ids: Record<string, string> = { ticket_id: ticket.ticket_id, id: nominee.id, collection_point_id: point.id };
+    const ids: Record<string, string> = { ticket_id: ticket.ticket_id, id: nominee.id, collection_point_id: point.id, consent_id: consent.consent_id };
     // A valid body for each route that takes one, so that only the record decides the answer.
     const bodies: Record<string, object> = {
       'POST /api/v1/me/grievances/:ticket_id/messages': { message: 'Not mine' },
