@@ -20,6 +20,7 @@ import { withTenant } from '../../platform/db/tenant-tx.js';
 import { recordEvent } from '../../platform/webhooks/events.js';
 import type { GrievanceRow } from './repo.js';
 import { withClock } from './service.js';
+import { createIntervalJob, type IntervalJob } from '../../platform/jobs.js';
 
 export const OVERDUE_LOOKBACK_DAYS = 7;
 /** Latenesses claimed per organization per transaction; the rest are taken in the next batch. */
@@ -90,26 +91,6 @@ export async function runOverdueEvents({ db, clock }: { db: Database; clock: Clo
 }
 
 /** Runs the job every intervalMs (default 5 minutes) in this process; each lateness is still announced once. */
-export function createOverdueScheduler(deps: { db: Database; clock: Clock; log: { error(o: object, m: string): void } }, intervalMs = 300_000) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  const tick = () => {
-    if (running) return;
-    running = runOverdueEvents(deps)
-      .catch((e) => deps.log.error({ err: e }, 'grievance.overdue events failed'))
-      .finally(() => (running = undefined));
-  };
-  return {
-    start() {
-      if (timer) return;
-      tick();
-      timer = setInterval(tick, intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+export function createOverdueScheduler(deps: { db: Database; clock: Clock; log: { error(o: object, m: string): void } }, intervalMs = 300_000): IntervalJob {
+  return createIntervalJob({ name: 'grievance.overdue events', run: () => runOverdueEvents(deps), intervalMs, log: deps.log, runAtStart: true });
 }

@@ -7,6 +7,7 @@ import type { Database } from '../../platform/db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { withTenant } from '../../platform/db/tenant-tx.js';
 import { uuidv7 } from '../../platform/ids.js';
+import { createIntervalJob, type IntervalJob } from '../../platform/jobs.js';
 
 export const REMINDER_WINDOW_DAYS = 3;
 
@@ -65,26 +66,6 @@ export async function runGrievanceReminders({ db, clock }: { db: Database; clock
 }
 
 /** Runs the job every intervalMs (default hourly) in this process; each organization is still reminded once a day. */
-export function createReminderScheduler(deps: { db: Database; clock: Clock; log: { error(o: object, m: string): void } }, intervalMs = 3_600_000) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  const tick = () => {
-    if (running) return;
-    running = runGrievanceReminders(deps)
-      .catch((e) => deps.log.error({ err: e }, 'grievance reminders failed'))
-      .finally(() => (running = undefined));
-  };
-  return {
-    start() {
-      if (timer) return;
-      tick();
-      timer = setInterval(tick, intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+export function createReminderScheduler(deps: { db: Database; clock: Clock; log: { error(o: object, m: string): void } }, intervalMs = 3_600_000): IntervalJob {
+  return createIntervalJob({ name: 'grievance reminders', run: () => runGrievanceReminders(deps), intervalMs, log: deps.log, runAtStart: true });
 }

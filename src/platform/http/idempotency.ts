@@ -18,6 +18,7 @@ import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/types.js';
 import { AppError } from './errors.js';
 import { sha256Hex } from '../crypto/opaque-tokens.js';
+import { createIntervalJob } from '../jobs.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -307,30 +308,11 @@ export interface IdempotencyPurge {
 
 /** The periodic purge (hourly by default); main.ts starts it, app.close() stops it. */
 export function createIdempotencyPurge(db: Database, clock: Clock, log: { error(o: object, m: string): void }, intervalMs = 60 * 60 * 1000): IdempotencyPurge {
-  let timer: ReturnType<typeof setInterval> | null = null;
-  let running: Promise<unknown> | null = null;
   const runOnce = async () => {
     const purged = await purgeExpiredIdempotencyKeys(db, clock.now());
     // The same hourly sweep drops the bare host's directory of expired data principals' tokens (migration 0017).
     await db.system.query('delete from dp_token_orgs where expires_at < $1', [new Date(clock.now().getTime() - 60 * 60 * 1000)]);
     return purged;
   };
-  return {
-    runOnce,
-    start() {
-      if (timer) return;
-      timer = setInterval(() => {
-        if (running) return;
-        running = runOnce()
-          .catch((err) => log.error({ err }, 'idempotency key purge failed'))
-          .finally(() => (running = null));
-      }, intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-      await running;
-    },
-  };
+  return { runOnce, ...createIntervalJob({ name: 'idempotency key purge', run: runOnce, intervalMs, log }) };
 }
