@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/platform/db/store.js';
 import { seedBench } from './seed.js';
+import { scratchDatabase } from './scratch-db.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -32,24 +33,6 @@ const n = (v: string | undefined) => Number(v);
 const AUDIT_BATCH = 1000;
 const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
-async function scratchDatabase(url: string) {
-  const { default: postgres } = await import('postgres');
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
-  const name = `assent_export_bench_${process.pid}`;
-  await admin.unsafe(`create database ${name}`);
-  await admin.end({ timeout: 5 });
-  const scratch = new URL(url);
-  scratch.pathname = `/${name}`;
-  return {
-    url: scratch.toString(),
-    async drop() {
-      const again = postgres(url, { max: 1, onnotice: () => {} });
-      await again.unsafe(`drop database if exists ${name} with (force)`);
-      await again.end({ timeout: 5 });
-    },
-  };
-}
-
 /** Runs the command under /usr/bin/time -v: wall seconds and max RSS (MB). */
 function timed(argv: string[], env: NodeJS.ProcessEnv): { seconds: number; maxRssMb: number; stdout: string } {
   const r = spawnSync('/usr/bin/time', ['-v', process.execPath, 'bin/assent.mjs', ...argv], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
@@ -64,7 +47,7 @@ async function main() {
   const base = process.env.BENCH_DATABASE_URL;
   if (kind === 'postgres' && !base) throw new Error('--store postgres needs BENCH_DATABASE_URL (a database to connect to; a scratch one is made beside it)');
   const work = mkdtempSync(join(os.tmpdir(), 'assent-export-bench-'));
-  const scratch = kind === 'postgres' ? await scratchDatabase(base!) : null;
+  const scratch = kind === 'postgres' ? await scratchDatabase(base!, 'assent_export_bench') : null;
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...(scratch ? { DATABASE_URL: scratch.url } : { DATA_DIR: join(work, 'data') }) };
   if (!scratch) delete env.DATABASE_URL;
   try {

@@ -22,6 +22,7 @@ import { seedBench, type BenchData } from './seed.js';
 import { BENCH_SECRET_KEY } from './secret.js';
 import { CATEGORIES, summariseProfile, type ProfileSummary } from './profile.js';
 import { integrationEndpoints, seedHookOrg, startHookReceiver } from './integration.js';
+import { scratchDatabase } from './scratch-db.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = join(ROOT, 'bench/results');
@@ -752,34 +753,6 @@ const READ_P99 = 1.5;
 const WRITE_RPS = 0.6;
 const RSS_LIMIT_MB = 300;
 
-/**
- * A scratch database beside BENCH_DATABASE_URL's (which is only connected to, never written), dropped
- * after the run unless --keep-data: every run seeds a fresh, empty store.
- */
-async function scratchDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const { default: postgres } = await import('postgres');
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
-  const name = `assent_bench_${process.pid}_${Date.now()}`;
-  try {
-    await admin.unsafe(`create database ${name}`);
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-  const scratch = new URL(url);
-  scratch.pathname = `/${name}`;
-  return {
-    url: scratch.toString(),
-    async drop() {
-      const again = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        await again.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await again.end({ timeout: 5 });
-      }
-    },
-  };
-}
-
 /** Lists the PostgreSQL backends connected to one database (through a connection to another one). */
 async function backendLister(adminUrl: string, database: string): Promise<{ list(): Promise<number[]>; close(): Promise<void> }> {
   const { default: postgres } = await import('postgres');
@@ -792,7 +765,7 @@ async function backendLister(adminUrl: string, database: string): Promise<{ list
 
 async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): Promise<StoreResult> {
   const before = os.loadavg();
-  const scratch = kind === 'postgres' ? await scratchDatabase(benchDatabaseUrl!) : null;
+  const scratch = kind === 'postgres' ? await scratchDatabase(benchDatabaseUrl!, 'assent_bench') : null;
   const target: StoreTarget =
     kind === 'pglite'
       ? { kind, dataDir: mkdtempSync(join(os.tmpdir(), 'assent-bench-')), databaseUrl: null }

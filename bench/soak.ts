@@ -21,6 +21,7 @@ import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/platform/db/store.js';
 import { systemClock } from '../src/platform/clock.js';
 import { createAccountsService } from '../src/features/accounts/index.js';
+import { scratchDatabase } from './scratch-db.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = join(ROOT, 'bench/results');
@@ -85,33 +86,9 @@ function rssMb(pid: number): number | null {
   }
 }
 
-async function scratchDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const { default: postgres } = await import('postgres');
-  const name = `assent_soak_${process.pid}_${Date.now()}`;
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`create database ${name}`);
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-  const scratch = new URL(url);
-  scratch.pathname = `/${name}`;
-  return {
-    url: scratch.toString(),
-    async drop() {
-      const again = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        await again.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await again.end({ timeout: 5 });
-      }
-    },
-  };
-}
-
 async function soakStore(kind: 'pglite' | 'postgres', options: Required<Pick<SoakOptions, 'seconds' | 'connections'>>): Promise<SoakResult> {
   const work = mkdtempSync(join(os.tmpdir(), `assent-soak-${kind}-`));
-  const scratch = kind === 'postgres' ? await scratchDatabase(process.env.BENCH_DATABASE_URL!) : null;
+  const scratch = kind === 'postgres' ? await scratchDatabase(process.env.BENCH_DATABASE_URL!, 'assent_soak') : null;
   const storeEnv: Record<string, string> = scratch ? { DATABASE_URL: scratch.url } : { DATA_DIR: join(work, 'data') };
   try {
     // The organization and its key, made before the server starts (the embedded store takes one process).
