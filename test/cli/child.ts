@@ -128,6 +128,18 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 export interface LogLine {
   level?: number;
   msg?: string;

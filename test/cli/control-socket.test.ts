@@ -4,11 +4,10 @@
 // the command itself, and the server serves what was created at once. `assent stop` stops the server.
 // On PostgreSQL there is no socket: the CLI opens the database itself (server-process.test.ts).
 import { existsSync, lstatSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { storeKind } from '../support/store.js';
-import { cliJson, createCliStore, killServers, request, runCli, startServer, uniqueSlug, type CliStore, type ServerProcess } from './child.js';
+import { cliJson, createCliStore, killServers, request, runCli, startServer, uniqueSlug, type CliStore, type ServerProcess, portOpen } from './child.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -21,17 +20,6 @@ afterAll(async () => {
   await killServers();
   await store?.drop();
 });
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 const organization = (server: ServerProcess, slug: string, key: string) =>
   request(server.port, { method: 'GET', path: '/api/v1/organization', host: `${slug}.localhost:${server.port}`, key });

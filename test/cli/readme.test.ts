@@ -7,30 +7,18 @@
 // The walk-through is the embedded store's (./data): this runs on the pglite project only.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test, vi } from 'vitest';
 import { storeKind } from '../support/store.js';
 // @ts-expect-error: a plain ES module without types
 import { readmeScript } from '../../scripts/readme-check.mjs';
-import { ROOT, childEnv, freePort, killServers, startServer } from './child.js';
+import { ROOT, childEnv, freePort, killServers, startServer, portOpen } from './child.js';
 
 vi.setConfig({ testTimeout: 300_000 });
 const dirs: string[] = [];
 afterEach(killServers);
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 function runReadme(env: Record<string, string>, port: number): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {

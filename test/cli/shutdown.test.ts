@@ -7,10 +7,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
-import { ROOT, childEnv, cliJson, createCliStore, freePort, killServers, request, startServer, uniqueSlug, type CliStore } from './child.js';
+import { ROOT, childEnv, cliJson, createCliStore, freePort, killServers, request, startServer, uniqueSlug, type CliStore, portOpen } from './child.js';
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -23,17 +22,6 @@ afterAll(async () => {
   await killServers();
   await store?.drop();
 });
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 function alive(pid: number): boolean {
   try {
