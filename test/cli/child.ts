@@ -17,7 +17,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Everything loadConfig reads: a child sees only the values a test sets, never the parent's. */
 const CONFIG_VARS = [
   'PORT', 'HOST', 'BASE_DOMAIN', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'TRUST_PROXY', 'LOG_LEVEL',
-  'DEFAULT_COUNTRY_CODE', 'ASSENT_RLS', 'ASSENT_SECRET_KEY',
+  'DEFAULT_COUNTRY_CODE', 'ASSENT_RLS', 'ASSENT_SECRET_KEY', 'ASSENT_NEW_SECRET_KEY',
 ];
 
 /** The children's ASSENT_SECRET_KEY unless a test sets its own (a server on PostgreSQL refuses to start without one). */
