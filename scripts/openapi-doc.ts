@@ -45,6 +45,21 @@ export function idempotentPostsModule(doc: object): string {
   );
 }
 
+/**
+ * The event types a webhook endpoint can subscribe to, as the document's enum lists them: the
+ * dashboard's subscription form offers exactly these, so a new event appears there with no second list.
+ */
+export function webhookEventsModule(doc: object): string {
+  const schemas = (doc as { components: { schemas: Record<string, { properties?: Record<string, { items?: { enum?: string[] } }> }> } }).components.schemas;
+  const list = schemas.WebhookEndpoint?.properties?.events?.items?.enum;
+  if (!list || list.length === 0) throw new Error('the document has no WebhookEndpoint.events enum: cannot list the webhook event types');
+  return (
+    HEADER +
+    '/** The event types a webhook endpoint can subscribe to (the WebhookEndpoint schema\'s `events` enum). */\n' +
+    `export const webhookEventTypes = [\n${list.map((t) => `  '${t}',\n`).join('')}] as const;\n`
+  );
+}
+
 /** Every generated file, by path from the repository root. */
 export async function generatedFiles(): Promise<Record<string, string>> {
   const doc = await openApiDocument();
@@ -52,5 +67,6 @@ export async function generatedFiles(): Promise<Record<string, string>> {
     'clients/typescript/openapi.json': documentJson(doc),
     'clients/typescript/src/openapi.d.ts': await typesFromDocument(doc),
     'clients/typescript/src/idempotent.ts': idempotentPostsModule(doc),
+    'clients/typescript/src/webhook-events.ts': webhookEventsModule(doc),
   };
 }

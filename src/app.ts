@@ -39,7 +39,8 @@ import { registerNominees } from './features/nominees/index.js';
 import { registerCollectionPoints } from './features/collection-points/index.js';
 import { registerConsentLinks, type ConsentLinkService } from './features/consent-links/index.js';
 import { registerConsents } from './features/consents/index.js';
-import { registerReceipts, type ReceiptService } from './features/receipts/index.js';
+import { createReceiptBackfillJob, registerReceipts, type ReceiptService } from './features/receipts/index.js';
+import type { IntervalJob } from './platform/jobs.js';
 import { createSigningKeyring } from './platform/crypto/signing-keys.js';
 import { generateSecretKey } from './platform/crypto/secret-key.js';
 import { registerAudit } from './features/audit/index.js';
@@ -225,6 +226,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const receipts = registerReceipts(app, { db, clock, keyring: signingKeyring, publicUrl: config.publicUrl, organizations, baseDomain: config.baseDomain, trustProxy: config.trustProxy });
   const consents = registerConsents(app, { db, clock, receipts: receipts.signer, publicUrl: config.publicUrl });
+  // Started by main.ts: late receipts for records written before receipts existed (at start, then hourly).
+  const receiptBackfill = createReceiptBackfillJob(receipts, app.log);
+  app.addHook('onClose', () => receiptBackfill.stop());
+  app.decorate('receiptBackfill', receiptBackfill);
   const dataPrincipals = registerDataPrincipals(app, {
     db,
     clock,
@@ -304,6 +309,8 @@ declare module 'fastify' {
     outbox: OutboxWorker;
     /** The daily grievance reminders (features/grievances/reminders.ts). */
     grievanceReminders: ReturnType<typeof createReminderScheduler>;
+    /** Late receipts for consent records written before receipts existed (features/receipts/backfill.ts). */
+    receiptBackfill: IntervalJob;
     /** The grievance.overdue events (features/grievances/overdue.ts). */
     grievanceOverdue: ReturnType<typeof createOverdueScheduler>;
     /** Sends pending webhook deliveries. */

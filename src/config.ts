@@ -55,6 +55,8 @@ export interface Config {
    * signing secrets. Unset: the embedded store keeps one in DATA_DIR/secret.key; PostgreSQL refuses to serve.
    */
   readonly secretKey: string | null;
+  /** ASSENT_NEW_SECRET_KEY: read only by `assent secret rotate`, the key that replaces ASSENT_SECRET_KEY. */
+  readonly newSecretKey: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -163,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPerOrg: ['1', 'true', 'yes', 'on'].includes((env.METRICS_PER_ORG || '').toLowerCase()),
     webhookAllowPrivate: ['1', 'true', 'yes', 'on'].includes((env.WEBHOOK_ALLOW_PRIVATE || '').toLowerCase()),
     secretKey: env.ASSENT_SECRET_KEY ? env.ASSENT_SECRET_KEY : null,
+    newSecretKey: env.ASSENT_NEW_SECRET_KEY ? env.ASSENT_NEW_SECRET_KEY : null,
   });
 }
 

@@ -4,12 +4,13 @@
 // socket (DATA_DIR/assent.sock, src/cli/control-socket.ts): the `assent` command hands its commands to
 // this process while it holds the data directory, and `assent stop` stops it.
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { openStore } from './platform/db/store.js';
 import { tuneHeap } from './platform/heap.js';
 import { POOL_SIZE, READ_LANES } from './platform/db/open.js';
 import { createMetrics } from './platform/metrics.js';
 import { MissingSecretKeyError, resolveSecretKey } from './platform/crypto/secret-key.js';
+import { sealedKeyProblem } from './platform/crypto/secret-rotation.js';
 import { listenControl, type ControlServer } from './cli/control-socket.js';
 
 export async function serve(config: Config): Promise<void> {
@@ -21,6 +22,9 @@ export async function serve(config: Config): Promise<void> {
   try {
     secret = resolveSecretKey(config);
     if (!secret) throw new MissingSecretKeyError();
+    // A secret that does not open the keys would fail every consent with a 500: refuse to start instead.
+    const problem = await sealedKeyProblem(store.db, secret.secret);
+    if (problem) throw new ConfigError(problem);
   } catch (e) {
     await store.close();
     throw e;
@@ -58,6 +62,7 @@ export async function serve(config: Config): Promise<void> {
     app.grievanceOverdue.start();
     app.webhooks.start();
     app.idempotencyPurge.start();
+    app.receiptBackfill.start();
     if (!config.databaseUrl) {
       const served = app;
       control = await listenControl({

@@ -2,8 +2,8 @@
 // given the feature services. main.ts parses and prints; the same execute() runs in the CLI's own
 // process (the services on its own store) or inside a running server that holds the embedded store
 // (the control socket, src/cli/control-socket.ts), so both give the same answers.
-import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { createWriteStream, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { checkRole, type AccountsService, type UserService } from '../features/accounts/index.js';
@@ -21,7 +21,8 @@ import { createExportService, verifyExport, MANIFEST } from '../features/export/
 import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
 import type { ReceiptService } from '../features/receipts/index.js';
-import { generateSecretKey } from '../platform/crypto/secret-key.js';
+import { generateSecretKey, MissingSecretKeyError, resolveSecretKey, SECRET_KEY_FILE } from '../platform/crypto/secret-key.js';
+import { rotateSecret } from '../platform/crypto/secret-rotation.js';
 
 export class UsageError extends Error {}
 
@@ -67,6 +68,8 @@ export interface Command {
   name: string;
   /** Positional arguments, in order (shown as <name>). */
   args: string[];
+  /** Positional arguments that may be left out, after args (shown as [<name>]). */
+  optionalArgs?: string[];
   summary: string;
   /** The help's body: what it does, what it prints, when it refuses. */
   description: string;
@@ -345,8 +348,9 @@ export const COMMANDS: Command[] = [
     description:
       'Writes the embedded store (DATA_DIR) to FILE as a gzipped tarball, readable by its owner only. When a\n' +
       'server holds the data directory, it writes the backup itself (the command travels over the control\n' +
-      'socket), between two uses of its one database connection: requests wait for the few seconds it\n' +
-      'takes. Refused when FILE exists. Restore it with assent restore FILE into an empty DATA_DIR.\n' +
+      'socket), between two uses of its one database connection: requests wait while it is written\n' +
+      '(a stream, a chunk at a time: about 2 minutes for a 1.8 GB data directory on 2 busy cores).\n' +
+      'Refused when FILE exists. Restore it with assent restore FILE into an empty DATA_DIR.\n' +
       'For PostgreSQL use pg_dump (docs/operations.md, "Backups").',
     options: {
       out: { type: 'string', value: 'FILE', required: true, help: 'the file to write (must not exist)' },
@@ -374,12 +378,74 @@ export const COMMANDS: Command[] = [
     description:
       'Prints a new random key (32 bytes, base64url) for ASSENT_SECRET_KEY, which seals the organizations\'\n' +
       'receipt signing keys (and webhook secrets). Set the same value in every server process and keep it\n' +
-      'with your secrets: a store sealed with it cannot sign without it. Changing it later makes the\n' +
-      'sealed keys unreadable: rotate instead. Opens no store.',
+      'with your secrets: a store sealed with it cannot sign without it. To change it, give the new one\n' +
+      'to assent secret rotate, which seals everything again. Opens no store.',
     options: { json: { ...JSON_OPTION, help: 'print {secret_key}' } },
     async offline() {
       const secret = generateSecretKey();
       return { human: secret, data: { secret_key: secret } };
+    },
+  },
+  {
+    name: 'secret rotate',
+    args: [],
+    summary: 'Seal every signing key and webhook secret again with a new ASSENT_SECRET_KEY',
+    description:
+      'Opens every organization\'s signing keys (current and retired) and every sealed webhook signing\n' +
+      'secret with the current secret (ASSENT_SECRET_KEY; on the embedded store DATA_DIR/secret.key when\n' +
+      'it is unset) and seals them with the new one, read from ASSENT_NEW_SECRET_KEY, in one transaction:\n' +
+      '  NEW=$(assent secret generate)\n' +
+      '  ASSENT_NEW_SECRET_KEY=$NEW assent secret rotate\n' +
+      'Refused (exit 1, nothing changed) when the current secret does not open a key, naming it. Values\n' +
+      'already sealed with the new secret are left as they are, so running it again is safe. Stop the\n' +
+      'servers first (on the embedded store it refuses while one runs), then start them with\n' +
+      'ASSENT_SECRET_KEY=$NEW. When the current secret came from DATA_DIR/secret.key, that file then holds\n' +
+      'the new one. Receipts already issued stay valid: the signing keys themselves do not change.',
+    options: { json: { ...JSON_OPTION, help: 'print {organizations, signing_keys, webhook_secrets, already_new, secret_key_file}' } },
+    async standalone(_input, config) {
+      if (!config.newSecretKey) {
+        throw new UsageError('secret rotate reads the new key from ASSENT_NEW_SECRET_KEY (never from the command line): NEW=$(assent secret generate); ASSENT_NEW_SECRET_KEY=$NEW assent secret rotate');
+      }
+      if (!config.databaseUrl) {
+        // A running server keeps the old secret and would seal what it makes with it.
+        if (dataDirHolder(config.dataDir)?.holder === 'server') {
+          throw new UsageError('secret rotate needs the data directory to itself: stop the server first (assent stop), rotate, then start it with ASSENT_SECRET_KEY set to the new key');
+        }
+        if (!config.secretKey && !existsSync(join(config.dataDir, SECRET_KEY_FILE))) {
+          throw new UsageError(`secret rotate needs the current secret: ASSENT_SECRET_KEY is not set and ${join(config.dataDir, SECRET_KEY_FILE)} does not exist`);
+        }
+      }
+      const store = await openStore(config, 'cli');
+      let staged: string | null = null;
+      try {
+        const current = resolveSecretKey(config);
+        if (!current) throw new MissingSecretKeyError();
+        // The file's new content is written before the commit and put in place after it.
+        if (current.source === 'data_dir') {
+          staged = `${current.path!}.new`;
+          writeFileSync(staged, config.newSecretKey + '\n', { mode: 0o600 });
+        }
+        const report = await rotateSecret(store.db, current.secret, config.newSecretKey);
+        if (staged) {
+          renameSync(staged, current.path!);
+          staged = null;
+        }
+        const file = current.source === 'data_dir' ? current.path! : null;
+        return {
+          human:
+            `Sealed ${report.signing_keys} signing key${report.signing_keys === 1 ? '' : 's'} and ${report.webhook_secrets} webhook secret${report.webhook_secrets === 1 ? '' : 's'} ` +
+            `of ${report.organizations} organization${report.organizations === 1 ? '' : 's'} with the new key` +
+            (report.already_new ? ` (${report.already_new} already sealed with it, left as they were)` : '') +
+            '.\n' +
+            (file
+              ? `${file} now holds the new key.`
+              : 'Now set ASSENT_SECRET_KEY to the new key (the value of ASSENT_NEW_SECRET_KEY) for every server process and the CLI, and restart the servers: the old key opens nothing any more.'),
+          data: { ...report, secret_key_file: file },
+        };
+      } finally {
+        if (staged) rmSync(staged, { force: true });
+        await store.close();
+      }
     },
   },
   {
@@ -398,6 +464,33 @@ export const COMMANDS: Command[] = [
           ? columns([['KID', 'CREATED', 'RETIRED', 'CURRENT'], ...keys.map((k) => [k.kid, iso(k.created_at)!, iso(k.retired_at) ?? '-', k.current ? 'yes' : ''])])
           : `${slug} has no signing key yet (one is made when the server starts or on its first consent)`,
         data: keys.map((k) => ({ ...k, created_at: iso(k.created_at), retired_at: iso(k.retired_at) })),
+      };
+    },
+  },
+  {
+    name: 'receipts backfill',
+    args: [],
+    optionalArgs: ['slug'],
+    summary: 'Sign late receipts for consent records written before receipts existed',
+    description:
+      'Signs a receipt for every consent record and withdrawal that has none (records written before\n' +
+      'receipts existed, migration 0018), of the organization named or of every organization, with its\n' +
+      "current key, 500 records per transaction. A late receipt keeps the record's own time and says\n" +
+      'it was issued late (issued_late: true, issued_at: when it was signed). Every server also does this\n' +
+      'at start and hourly; run it to finish at once. Waits for an organization another process is\n' +
+      'signing; a record is never signed twice. Prints how many were signed. Needs ASSENT_SECRET_KEY\n' +
+      '(on the embedded store, DATA_DIR/secret.key serves when it is unset).',
+    options: { json: { ...JSON_OPTION, help: 'print {signed, organizations: [{slug, signed}]}' } },
+    async execute({ args: [slug] }, { accounts, receipts }) {
+      const org = slug === undefined ? undefined : await accounts.organizationBySlug(slug);
+      const report = await receipts().backfill({ org: org && { id: org.id, slug: org.slug }, wait: true });
+      const per = report.organizations.map((o) => `${o.slug} ${o.signed}`).join(', ');
+      return {
+        human:
+          report.signed === 0
+            ? `No record without a receipt${slug ? ` in ${slug}` : ''}: nothing to sign`
+            : `Signed ${report.signed} late receipt${report.signed === 1 ? '' : 's'} (${per})`,
+        data: { signed: report.signed, organizations: report.organizations.map((o) => ({ slug: o.slug, signed: o.signed })) },
       };
     },
   },
@@ -516,7 +609,8 @@ export const COMMANDS: Command[] = [
             `  ${report.files} files match ${MANIFEST} (its SHA-256: ${report.manifest_sha256})\n` +
             `  audit chain: ${report.audit!.entries} entries${report.audit!.head ? `, head ${report.audit!.head.hash}` : ''}\n` +
             `  receipts: ${report.receipts!.verified} signatures verified with the ${report.receipts!.keys} key(s) of jwks.json` +
-            (report.receipts!.without_receipt ? `; ${report.receipts!.without_receipt} records from before receipts have none` : '')
+            (report.receipts!.issued_late ? ` (${report.receipts!.issued_late} issued late, for records written before receipts)` : '') +
+            (report.receipts!.without_receipt ? `; ${report.receipts!.without_receipt} records from before receipts have none yet` : '')
           : `Export ${file} FAILED verification: ${report.problem}`,
         data: report,
         exitCode: report.ok ? 0 : 1,
@@ -560,12 +654,17 @@ export function groupOf(name: string): string | null {
   return name.includes(' ') ? name.split(' ')[0]! : null;
 }
 
+/** The arguments as usage shows them: <required> [<optional>]. */
+function argWords(command: Command): string[] {
+  return [...command.args.map((a) => `<${a}>`), ...(command.optionalArgs ?? []).map((a) => `[<${a}>]`)];
+}
+
 export function usageLine(command: Command): string {
   const options = Object.entries(command.options).map(([name, spec]) => {
     const text = spec.type === 'string' ? `--${name} ${spec.value}` : `--${name}`;
     return spec.required ? text : `[${text}]`;
   });
-  return ['assent', command.name, ...command.args.map((a) => `<${a}>`), ...options].join(' ');
+  return ['assent', command.name, ...argWords(command), ...options].join(' ');
 }
 
 export function commandHelp(command: Command): string {
@@ -577,7 +676,7 @@ export function commandHelp(command: Command): string {
 }
 
 function commandList(commands: Command[]): string {
-  return columns(commands.map((c) => ['  ' + [c.name, ...c.args.map((a) => `<${a}>`)].join(' '), c.summary]));
+  return columns(commands.map((c) => ['  ' + [c.name, ...argWords(c)].join(' '), c.summary]));
 }
 
 export function globalHelp(): string {

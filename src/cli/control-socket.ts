@@ -9,7 +9,9 @@
 // had run the command itself. `assent stop` asks the server to shut down the same way.
 //
 // One request per connection; a request is at most 1 MiB; a connection that sends nothing for 30 s is
-// dropped. Without a data directory (PostgreSQL) there is no socket: the CLI opens the database itself.
+// dropped. While a command runs (a backup of a large store takes minutes) the server sends a space every
+// few seconds, which JSON ignores, so neither end's idle timeout cuts a command that is still working.
+// Without a data directory (PostgreSQL) there is no socket: the CLI opens the database itself.
 import net from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -63,7 +65,10 @@ export async function listenControl(options: {
   /** `assent stop`: called once the answer is sent. */
   onStop: () => void;
   log: Logger;
+  /** A connection silent this long is dropped (default 30 s); a running command is heard every third of it, at most every 5 s. */
+  idleMs?: number;
 }): Promise<ControlServer | null> {
+  const idleMs = options.idleMs ?? IDLE_MS;
   const path = controlSocketPath(options.dataDir);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
     options.log.warn({ path }, 'the data directory path is too long for a control socket: the CLI cannot run commands while this server runs');
@@ -77,7 +82,7 @@ export async function listenControl(options: {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
-    socket.setTimeout(IDLE_MS, () => socket.destroy());
+    socket.setTimeout(idleMs, () => socket.destroy());
     let buffered = '';
     let done = false;
     socket.setEncoding('utf8');
@@ -93,11 +98,16 @@ export async function listenControl(options: {
         return;
       }
       done = true;
+      const heartbeat = setInterval(() => socket.write(' '), Math.min(5_000, Math.floor(idleMs / 3)));
       const work = handle(buffered.slice(0, end))
         .then(({ response, after }) => {
+          clearInterval(heartbeat);
           socket.end(JSON.stringify(response) + '\n', () => after?.());
         })
-        .finally(() => inFlight.delete(work));
+        .finally(() => {
+          clearInterval(heartbeat);
+          inFlight.delete(work);
+        });
       inFlight.add(work);
     });
   });

@@ -13,6 +13,7 @@ import { StoreUnavailableError } from '../platform/db/connection-errors.js';
 import { TenantRoleError } from '../platform/db/tenant-role.js';
 import { StoreCopyError } from '../platform/db/copy.js';
 import { BackupError } from '../platform/db/backup.js';
+import { SecretRotationError } from '../platform/crypto/secret-rotation.js';
 import { AppError } from '../platform/http/errors.js';
 import { systemClock } from '../platform/clock.js';
 import { createAccountsService, createUserService } from '../features/accounts/index.js';
@@ -177,7 +178,7 @@ async function run(argv: string[], config: () => Config): Promise<number> {
     options: { ...Object.fromEntries(Object.entries(command.options).map(([name, spec]) => [name, { type: spec.type }])), help: { type: 'boolean', short: 'h' } },
   });
   const args = strict.positionals.slice(command.name.split(' ').length);
-  if (args.length !== command.args.length) throw new UsageError(`Usage: ${usageLine(command)}\n(assent ${command.name} --help says more)`);
+  if (args.length < command.args.length || args.length > command.args.length + (command.optionalArgs?.length ?? 0)) throw new UsageError(`Usage: ${usageLine(command)}\n(assent ${command.name} --help says more)`);
   const options = strict.values as Values;
   for (const [name, spec] of Object.entries(command.options)) {
     if (spec.required && (options[name] === undefined || options[name] === false)) {
@@ -221,7 +222,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       e instanceof StoreUnavailableError ||
       e instanceof TenantRoleError ||
       e instanceof StoreCopyError ||
-      e instanceof BackupError
+      e instanceof BackupError ||
+      e instanceof SecretRotationError
     ) {
       process.stderr.write(`assent: ${e.message}\n`);
       return 1;

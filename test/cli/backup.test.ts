@@ -4,11 +4,24 @@
 // PostgreSQL (postgres project): the commands docs/operations.md gives, pg_dump --format=custom and
 // pg_restore into a new database, and a server on the restored database answers the same, its audit
 // chains verifying with the original heads.
+// Also (embedded store, in this process): a backup and a restore of a store that holds a file far
+// larger than what either may keep in memory, with the Buffers in use sampled throughout; and archives
+// whose entries point outside the directory are refused.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { performance } from 'node:perf_hooks';
+import type { CommandContext } from '../../src/cli/commands.js';
+import { listenControl, sendControl } from '../../src/cli/control-socket.js';
+import { BackupError, restoreBackup, writeBackup } from '../../src/platform/db/backup.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { openDatabase } from '../../src/platform/db/open.js';
+import { entryPath } from '../../src/platform/db/tar.js';
 import { createScratchPostgres, storeKind } from '../support/store.js';
 import { cliJson, killServers, runCli, startServer } from './child.js';
 import { answers, call, createOrg, ok, seedOrg, type SeededOrg } from './seed.js';
@@ -120,6 +133,115 @@ describe.runIf(storeKind() === 'pglite')('assent backup while the server runs an
     // Some of the writes, not all: taken while they went on, and each ticket whole (its chain verified above).
     expect(list.count).toBeGreaterThanOrEqual(5);
     expect(list.count).toBeLessThan(written);
+  });
+});
+
+/** Runs fn while sampling the Buffers (ArrayBuffers) this process holds every 5 ms; returns the most above the start. */
+async function peakBuffers<T>(fn: () => Promise<T>): Promise<{ result: T; peakBytes: number }> {
+  const start = process.memoryUsage().arrayBuffers;
+  let peak = start;
+  const sample = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+  }, 5);
+  try {
+    const result = await fn();
+    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+    return { result, peakBytes: peak - start };
+  } finally {
+    clearInterval(sample);
+  }
+}
+
+describe.runIf(storeKind() === 'pglite')('backups stream: neither end holds the store in memory', () => {
+  const MB = 1024 * 1024;
+  // Far more than the bound below: the old backup read every file, and the whole tarball, into Buffers.
+  const BIG = 256 * MB;
+  const BOUND = 64 * MB;
+
+  test('a store holding a 256 MB file is backed up and restored with under 64 MB of Buffers at any time (PGlite and the streams)', async () => {
+    const dataDir = join(scratch, 'big');
+    const db = await openDatabase({ databaseUrl: null, dataDir, rls: false });
+    await db.system.exec('create table kept (n int primary key, note text); insert into kept select n, repeat(md5(n::text), 4) from generate_series(1, 20000) n');
+    // A file the engine never reads (sparse: cheap to make, read back as zeros), beside its own files.
+    const filler = join(dataDir, 'filler.bin');
+    closeSync(openSync(filler, 'w'));
+    truncateSync(filler, BIG);
+    const file = join(scratch, 'big.backup');
+    const backup = await peakBuffers(() => writeBackup(db, file));
+
+    // The same command as the CLI hands it to a running server, over the control socket, with both
+    // ends' idle timeouts (750 ms) far shorter than the backup takes: the server's heartbeat keeps the
+    // connection until the answer.
+    await migrate(db);
+    const control = await listenControl({ dataDir, context: () => ({ db }) as unknown as CommandContext, onStop: () => {}, log: { info() {}, warn() {}, error() {} }, idleMs: 750 });
+    const viaSocket = join(scratch, 'big-via-socket.backup');
+    const started = performance.now();
+    const answer = await sendControl(dataDir, { command: 'backup', input: { args: [], options: { out: viaSocket } } }, 750);
+    const took = performance.now() - started;
+    await control!.close();
+    expect(answer).toMatchObject({ ok: true, output: { data: { file: viaSocket, bytes: statSync(viaSocket).size, organizations: 0 } } });
+    expect(took, 'the backup took longer than twice the idle timeout').toBeGreaterThan(1500);
+    await db.close();
+    expect(backup.result.bytes).toBe(statSync(file).size);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    console.log(`backup of a ${BIG / MB} MB file: ${(backup.peakBytes / MB).toFixed(1)} MB of Buffers at most, ${(backup.result.bytes / MB).toFixed(1)} MB written`);
+    expect(backup.peakBytes).toBeLessThan(BOUND);
+
+    const restoredDir = join(scratch, 'big-restored');
+    const restore = await peakBuffers(() => restoreBackup(file, restoredDir));
+    console.log(`restore: ${(restore.peakBytes / MB).toFixed(1)} MB of Buffers at most`);
+    expect(restore.peakBytes).toBeLessThan(BOUND);
+    expect(statSync(join(restoredDir, 'filler.bin')).size).toBe(BIG);
+    const tail = Buffer.alloc(16, 1);
+    const fd = openSync(join(restoredDir, 'filler.bin'), 'r');
+    readSync(fd, tail, 0, 16, BIG - 16);
+    closeSync(fd);
+    expect(tail.equals(Buffer.alloc(16))).toBe(true);
+    // Owner-only, as PostgreSQL keeps its data directory.
+    expect(statSync(join(restoredDir, 'PG_VERSION')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(restoredDir, 'base')).mode & 0o777).toBe(0o700);
+    const restored = await openDatabase({ databaseUrl: null, dataDir: restoredDir, rls: false });
+    try {
+      const [row] = await restored.system.query<{ n: number; sum: string }>('select count(*)::int as n, sum(n)::text as sum from kept');
+      expect(row).toEqual({ n: 20000, sum: String((20000 * 20001) / 2) });
+    } finally {
+      await restored.close();
+    }
+  });
+
+  test('entries that point outside the directory are refused, and the directory is left empty', async () => {
+    expect(entryPath('/base/1/1259')).toBe('base/1/1259');
+    expect(entryPath('./PG_VERSION')).toBe('PG_VERSION');
+    expect(entryPath('/')).toBeNull();
+    expect(() => entryPath('base/../../etc/passwd')).toThrow(/points outside the directory/);
+
+    const file = join(scratch, 'escape.backup');
+    const pack = tar.pack();
+    const written = pipeline(pack, createGzip(), createWriteStream(file));
+    pack.entry({ name: 'PG_VERSION' }, '17\n');
+    pack.entry({ name: '../escaped.txt' }, 'outside');
+    pack.finalize();
+    await written;
+    const into = join(scratch, 'escape-target', 'data');
+    mkdirSync(into, { recursive: true });
+    const refused = await restoreBackup(file, into).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BackupError);
+    expect((refused as Error).message).toMatch(/could not be restored \(the archive's entry "..\/escaped.txt" points outside the directory\)/);
+    expect(existsSync(join(scratch, 'escape-target', 'escaped.txt'))).toBe(false);
+    expect(readdirSync(into)).toEqual([]);
+  });
+
+  test('a tar of something other than a data directory is refused, not opened as a new store', async () => {
+    const file = join(scratch, 'other.backup');
+    const pack = tar.pack();
+    const written = pipeline(pack, createGzip(), createWriteStream(file));
+    pack.entry({ name: 'notes/readme.txt' }, 'not a store');
+    pack.finalize();
+    await written;
+    const into = join(scratch, 'other-target');
+    const refused = await restoreBackup(file, into).catch((e: unknown) => e);
+    expect((refused as Error).message).toContain('it holds no PG_VERSION, so it is not a data directory');
+    expect(readdirSync(into)).toEqual([]);
   });
 });
 

@@ -19,7 +19,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Everything loadConfig reads: a child sees only the values a test sets, never the parent's. */
 const CONFIG_VARS = [
   'PORT', 'HOST', 'BASE_DOMAIN', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'TRUST_PROXY', 'LOG_LEVEL',
-  'DEFAULT_COUNTRY_CODE', 'ASSENT_RLS', 'ASSENT_SECRET_KEY',
+  'DEFAULT_COUNTRY_CODE', 'ASSENT_RLS', 'ASSENT_SECRET_KEY', 'ASSENT_NEW_SECRET_KEY',
 ];
 
 /** The children's ASSENT_SECRET_KEY unless a test sets its own (a server on PostgreSQL refuses to start without one). */
@@ -179,9 +179,9 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Starts `assent serve` on a free port and resolves once it has logged "Assent listening". */
-export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
-  const port = await freePort();
+/** Starts `assent serve` on a free port (or `port`: a process restarted in its place) and resolves once it has logged "Assent listening". */
+export async function startServer(env: Record<string, string>, timeoutMs = 90_000, fixedPort?: number): Promise<ServerProcess> {
+  const port = fixedPort ?? (await freePort());
   const child = assent(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
   const logs: LogLine[] = [];
   let stderr = '';

@@ -2,6 +2,7 @@
 // project: `assent secret generate`; an organization created by the CLI has its key; `signing-key
 // rotate` keeps the old key public; the secret: required by a server on PostgreSQL, kept in
 // DATA_DIR/secret.key (0600, with a warning) on the embedded store when unset.
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
@@ -75,4 +76,59 @@ test.runIf(storeKind() === 'pglite')('the embedded store without ASSENT_SECRET_K
   expect(JSON.parse(jwks.body).keys).toHaveLength(1);
   expect(await server.stop()).toBe(0);
   expect(readFileSync(file, 'utf8').trim()).toBe(secret);
+});
+
+/** A collection point and one consent record of the organization as written before receipts existed (receipt null), by SQL; returns the record's id. */
+async function oldRecord(slug: string): Promise<string> {
+  const purpose = randomUUID();
+  const [row] = await store.query<{ id: string }>(
+    `with org as (select id from organizations where slug = $1),
+     asset as (insert into assets (org_id, id, name, kind, status, created_at, updated_at) select id, gen_random_uuid(), 'App', 'website', 'active', now(), now() from org returning org_id, id),
+     cp as (insert into collection_points (org_id, id, display_id, asset_id, name, notice, notice_version, purposes, status, created_at, updated_at)
+            select org_id, gen_random_uuid(), 'CP001', id, 'Sign-up', 'The notice', 1, $2::text::jsonb, 'active', now(), now() from asset returning org_id, id),
+     dp as (insert into data_principals (org_id, id, dp_id, created_at) select org_id, gen_random_uuid(), 'dp-old', now() from cp returning org_id, id)
+     insert into consent_records (org_id, id, collection_point_id, data_principal_id, dp_id, consent_action, purposes, notice_version, channel, created_at, receipt)
+     select dp.org_id, gen_random_uuid(), cp.id, dp.id, 'dp-old', 'approved', $3::text::jsonb, 1, 'api', now() - interval '30 days', null from dp, cp
+     returning id`,
+    [slug, JSON.stringify([{ id: purpose, name: 'Account', description: '', required: true }]), JSON.stringify([{ id: purpose, granted: true }])],
+  );
+  return row!.id;
+}
+
+test('assent receipts backfill signs records written before receipts and prints the count; the server does the same at start; through the control socket on the embedded store', async () => {
+  const a = uniqueSlug();
+  const b = uniqueSlug();
+  await cliJson(['org', 'create', a], store.env);
+  await cliJson(['org', 'create', b], store.env);
+  const recordA = await oldRecord(a);
+  const recordB = await oldRecord(b);
+
+  const human = await runCli(['receipts', 'backfill', a], store.env);
+  expect(human.code, human.stderr).toBe(0);
+  expect(human.stdout).toBe(`Signed 1 late receipt (${a} 1)\n`);
+  expect(await cliJson(['receipts', 'backfill', a], store.env)).toEqual({ signed: 0, organizations: [{ slug: a, signed: 0 }] });
+  const unknown = await runCli(['receipts', 'backfill', uniqueSlug()], store.env);
+  expect(unknown.code).toBe(1);
+  const [stillB] = await store.query<{ receipt: string | null }>('select receipt from consent_records where id = $1', [recordB]);
+  expect(stillB!.receipt).toBeNull();
+
+  // A server signs the rest at start (every organization), then hourly.
+  const server = await startServer(store.env);
+  const deadline = Date.now() + 30_000;
+  const signedLine = () => server.logs.find((l) => l.msg === 'signed late receipts for consent records written before receipts existed');
+  while (!signedLine() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  expect(signedLine()).toMatchObject({ signed: 1, organizations: [{ slug: b, signed: 1 }] });
+
+  // While it runs: on the embedded store the command travels over the control socket.
+  const all = await runCli(['receipts', 'backfill'], store.env);
+  expect(all.code, all.stderr).toBe(0);
+  expect(all.stdout).toBe('No record without a receipt: nothing to sign\n');
+  if (store.kind === 'pglite') expect(server.logs.some((l) => l.msg === 'ran a command for the assent CLI' && l.command === 'receipts backfill')).toBe(true);
+  const key = (await cliJson<{ key: string }>(['key', 'create', b, '--scopes', 'consent'], store.env)).key;
+  const res = await request(server.port, { method: 'GET', path: `/api/v1/consents/${recordB}/receipt`, host: `${b}.localhost`, key });
+  expect(res.status, res.body).toBe(200);
+  expect(res.json().document).toMatchObject({ record_id: recordB, issued_late: true, principal: { dp_id: 'dp-old' } });
+  expect(await server.stop()).toBe(0);
+  const [a1] = await store.query<{ receipt: string | null }>('select receipt from consent_records where id = $1', [recordA]);
+  expect(a1!.receipt).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
 });

@@ -26,7 +26,7 @@ describe.runIf(storeKind() === 'pglite')('the @assent/client package', () => {
     expect(pack!.name).toBe('@assent/client');
     const files = pack!.files.map((f) => f.path).sort();
     expect(files).toEqual(
-      expect.arrayContaining(['README.md', 'dist/index.d.ts', 'dist/index.js', 'dist/idempotent.js', 'dist/openapi.d.ts', 'openapi.json', 'package.json']),
+      expect.arrayContaining(['README.md', 'dist/index.d.ts', 'dist/index.js', 'dist/idempotent.js', 'dist/webhook-events.js', 'dist/openapi.d.ts', 'openapi.json', 'package.json']),
     );
     expect(files.every((f) => /^(dist\/|src\/|README\.md$|openapi\.json$|package\.json$)/.test(f))).toBe(true);
   });
@@ -37,13 +37,13 @@ describe.runIf(storeKind() === 'pglite')('the @assent/client package', () => {
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }));
     writeFileSync(
       join(consumer, 'use.mjs'),
-      `import { createAssentClient, unwrap, AssentError, idempotentPosts } from '@assent/client';
+      `import { createAssentClient, unwrap, AssentError, idempotentPosts, webhookEventTypes } from '@assent/client';
 const api = createAssentClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'ask_live_x', retries: 0 });
-console.log(JSON.stringify({ get: typeof api.GET, unwrap: typeof unwrap, error: new AssentError(400, 'validation_failed', 'no').code, grievance: idempotentPosts.has('/grievance') }));
+console.log(JSON.stringify({ get: typeof api.GET, unwrap: typeof unwrap, error: new AssentError(400, 'validation_failed', 'no').code, grievance: idempotentPosts.has('/grievance'), overdue: webhookEventTypes.includes('grievance.overdue') }));
 `,
     );
     const printed = execFileSync(process.execPath, ['use.mjs'], { cwd: consumer, encoding: 'utf8' });
-    expect(JSON.parse(printed)).toEqual({ get: 'function', unwrap: 'function', error: 'validation_failed', grievance: true });
+    expect(JSON.parse(printed)).toEqual({ get: 'function', unwrap: 'function', error: 'validation_failed', grievance: true, overdue: true });
 
     // The declarations: a typed call compiles, a wrong body and a wrong code do not.
     writeFileSync(

@@ -138,7 +138,7 @@ describe('GET /api/v1/export', () => {
     const jwks = JSON.parse(files.find((f) => f.name === 'jwks.json')!.content.toString());
     expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA' })]);
     expect(jwks.keys[0].d).toBeUndefined();
-    expect(report.receipts).toEqual({ verified: 2, without_receipt: 0, keys: 1 });
+    expect(report.receipts).toEqual({ verified: 2, issued_late: 0, without_receipt: 0, keys: 1 });
     const audit = jsonLines(files, 'audit-log');
     expect(audit.map((e) => e.seq)).toEqual(audit.map((_, i) => i + 1));
     // The export is recorded before it starts, so the archive holds its own entry, last.

@@ -9,6 +9,7 @@ import { idempotentPosts } from './idempotent.js';
 
 export type { components, operations, paths } from './openapi.js';
 export { idempotentPosts } from './idempotent.js';
+export { webhookEventTypes } from './webhook-events.js';
 
 /** The error body every failed answer carries (contract §9). */
 export type ErrorBody = components['schemas']['Error'];

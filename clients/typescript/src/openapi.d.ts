@@ -1010,7 +1010,7 @@ export interface paths {
         };
         /**
          * A consent record's signed receipt
-         * @description The receipt signed when the record was made (a consent or a withdrawal): a compact JWS with the organization's Ed25519 key, verifiable offline with `/.well-known/jwks.json` alone. Unknown id (or another organization's), or a record made before receipts existed: 404. Scope: `consent` or `admin`.
+         * @description The receipt signed when the record was made (a consent or a withdrawal): a compact JWS with the organization's Ed25519 key, verifiable offline with `/.well-known/jwks.json` alone. A record made before receipts existed has a late receipt once the backfill has signed it (its document says `issued_late: true` and `issued_at`), and answers 404 until then. Unknown id (or another organization's): 404. Scope: `consent` or `admin`.
          */
         get: operations["getConsentsReceiptByConsentId"];
         put?: never;
@@ -2656,7 +2656,7 @@ export interface components {
             kid: string;
             /** @description The organization's public keys: /.well-known/jwks.json on its host */
             jwks_uri: string;
-            /** @description The signed document, decoded for reading (ISO/IEC TS 27560-shaped: version, schema, record_id, previous_record_id, controller, principal, collection_point, notice {version, sha256}, purposes [{id, name, required, granted, state}], action, time, channel, request_id, event_id). Trust only what the JWS verifies. */
+            /** @description The signed document, decoded for reading (ISO/IEC TS 27560-shaped: version, schema, record_id, previous_record_id, controller, principal, collection_point, notice {version, sha256}, purposes [{id, name, required, granted, state}], action, time, channel, request_id, event_id; a late receipt, signed after the record for a record older than receipts, also issued_late: true and issued_at, its signing time, while time stays the record's). Trust only what the JWS verifies. */
             document: {
                 [key: string]: unknown;
             };

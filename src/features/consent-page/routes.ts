@@ -4,10 +4,9 @@
 // comes from Host through the organization directory, and the link token is the credential.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import helmet from '@fastify/helmet';
-import formbody from '@fastify/formbody';
 import { organizationOf } from '../../platform/auth/access.js';
 import { readCookie, serializeCookie } from '../../platform/http/cookies.js';
+import { registerHostedPages } from '../../platform/http/hosted-pages.js';
 import type { Organization, OrganizationDirectory } from '../../platform/auth/tenant-host.js';
 import { pickLanguage, type Messages } from './messages/index.js';
 import { confirmationPage, linkPage, messagePage, statePage, STYLE_HASH, type PageContext } from './pages.js';
@@ -49,23 +48,7 @@ function csrfValid(session: string | null, token: string, given: unknown): sessi
 export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageRouteDeps): Promise<void> {
   const { service } = deps;
 
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        styleSrc: [STYLE_HASH],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        baseUri: ["'none'"],
-      },
-    },
-    referrerPolicy: { policy: 'no-referrer' },
-  });
-  await app.register(formbody, { bodyLimit: 16 * 1024 });
-  app.addHook('onSend', async (_request, reply) => {
-    reply.header('cache-control', 'no-store');
-  });
+  await registerHostedPages(app, { styleHash: STYLE_HASH });
 
   const language = (request: FastifyRequest): Messages =>
     pickLanguage((request.query as Record<string, unknown> | undefined)?.lang, request.headers['accept-language']);

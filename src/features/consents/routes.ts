@@ -62,7 +62,7 @@ export function consentRoutes(app: FastifyInstance, service: ConsentService): vo
       ...common,
       summary: "A consent record's signed receipt",
       description:
-        "The receipt signed when the record was made (a consent or a withdrawal): a compact JWS with the organization's Ed25519 key, verifiable offline with `/.well-known/jwks.json` alone. Unknown id (or another organization's), or a record made before receipts existed: 404. Scope: `consent` or `admin`.",
+        "The receipt signed when the record was made (a consent or a withdrawal): a compact JWS with the organization's Ed25519 key, verifiable offline with `/.well-known/jwks.json` alone. A record made before receipts existed has a late receipt once the backfill has signed it (its document says `issued_late: true` and `issued_at`), and answers 404 until then. Unknown id (or another organization's): 404. Scope: `consent` or `admin`.",
       params: ConsentIdParams,
       response: { 200: ConsentReceiptAnswer, ...errorResponses(401, 403, 404) },
     },

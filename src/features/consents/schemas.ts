@@ -125,7 +125,7 @@ export const ConsentReceiptAnswer = Type.Object(
     jwks_uri: Type.String({ description: "The organization's public keys: /.well-known/jwks.json on its host" }),
     document: Type.Record(Type.String(), Type.Unknown(), {
       description:
-        'The signed document, decoded for reading (ISO/IEC TS 27560-shaped: version, schema, record_id, previous_record_id, controller, principal, collection_point, notice {version, sha256}, purposes [{id, name, required, granted, state}], action, time, channel, request_id, event_id). Trust only what the JWS verifies.',
+        'The signed document, decoded for reading (ISO/IEC TS 27560-shaped: version, schema, record_id, previous_record_id, controller, principal, collection_point, notice {version, sha256}, purposes [{id, name, required, granted, state}], action, time, channel, request_id, event_id; a late receipt, signed after the record for a record older than receipts, also issued_late: true and issued_at, its signing time, while time stays the record\'s). Trust only what the JWS verifies.',
     }),
   },
   { title: 'ConsentReceipt' },

@@ -55,8 +55,9 @@ const receiptNotFound = () => new AppError('not_found', 'Consent record not foun
 export function createConsentService({ db, clock, receipts, publicUrl }: ConsentServiceDeps) {
   const receiptAnswer = (slug: string, row: ReceiptRow | null) => {
     if (!row) throw receiptNotFound();
-    // Records made before receipts existed (migration 0018) have none until `assent receipts backfill`.
-    if (row.receipt === null) throw new AppError('not_found', 'This consent record has no receipt: it was recorded before receipts were signed');
+    // Records made before receipts existed (migration 0018) have none until the backfill signs them
+    // (every server at start and hourly, or `assent receipts backfill`).
+    if (row.receipt === null) throw new AppError('not_found', 'This consent record has no receipt yet: it was recorded before receipts were signed, and the backfill has not reached it');
     const [header] = row.receipt.split('.');
     const kid = (JSON.parse(Buffer.from(header!, 'base64url').toString('utf8')) as { kid: string }).kid;
     return {

@@ -20,8 +20,11 @@ export interface VerifyReport {
   /** SHA-256 of MANIFEST.sha256: the one value that pins the whole archive. */
   manifest_sha256: string | null;
   audit: { entries: number; head: { seq: number; hash: string } | null } | null;
-  /** Receipts whose signature verified; records written before receipts existed (migration 0018) have none. */
-  receipts: { verified: number; without_receipt: number; keys: number } | null;
+  /**
+   * Receipts whose signature verified; of those, late ones (signed by the backfill after the record,
+   * issued_late); records written before receipts existed (migration 0018) and not yet backfilled have none.
+   */
+  receipts: { verified: number; issued_late: number; without_receipt: number; keys: number } | null;
   rows: Partial<Record<TableName, number>>;
 }
 
@@ -140,8 +143,13 @@ interface ExportedRecord {
   receipt: string | null;
 }
 
-/** A consent record's receipt: signed by a key of jwks.json, saying what the record says, over the notice version exported. */
-async function checkReceipt(r: ExportedRecord, where: string, jwks: JSONWebKeySet, notices: Map<string, string>): Promise<void> {
+/**
+ * A consent record's receipt: signed by a key of jwks.json, saying what the record says, over the
+ * notice version exported. A late receipt must say when it was signed, not before the record; only a
+ * late one may leave the notice's SHA-256 null, and only for a version the export does not hold.
+ * Returns whether it is late.
+ */
+async function checkReceipt(r: ExportedRecord, where: string, jwks: JSONWebKeySet, notices: Map<string, string>): Promise<boolean> {
   let receipt;
   try {
     ({ receipt } = await verifyReceipt(r.receipt!, jwks));
@@ -151,17 +159,26 @@ async function checkReceipt(r: ExportedRecord, where: string, jwks: JSONWebKeySe
   }
   const field = receiptMismatch(receipt, { ...r, consent_id: r.id });
   if (field) throw new Problem(`consent record ${r.id}, ${where}: the receipt's ${field} differs from the record's`);
+  const late = receipt.issued_late === true;
+  if (late && !(typeof receipt.issued_at === 'string' && Date.parse(receipt.issued_at) >= Date.parse(receipt.time))) {
+    throw new Problem(`consent record ${r.id}, ${where}: the late receipt's issued_at is missing or before the record's time`);
+  }
   const notice = notices.get(`${r.collection_point_id}:${r.notice_version}`);
-  if (notice !== undefined && notice !== receipt.notice.sha256) {
+  if (receipt.notice.sha256 === null) {
+    if (!late || notice !== undefined) {
+      throw new Problem(`consent record ${r.id}, ${where}: the receipt gives no notice SHA-256${late ? `, yet notice version ${r.notice_version} is in notice-versions` : ''}`);
+    }
+  } else if (notice !== undefined && notice !== receipt.notice.sha256) {
     throw new Problem(`consent record ${r.id}, ${where}: the receipt's notice SHA-256 is not that of notice version ${r.notice_version} in notice-versions`);
   }
+  return late;
 }
 
 /** Pass 2: notices, receipts, the audit chain and the row counts (the sums already hold, so the files are as exported). */
 async function checkContents(file: string, meta: Meta, jwks: JSONWebKeySet, report: VerifyReport): Promise<void> {
   const chain = createChainVerifier();
   const notices = new Map<string, string>();
-  const receipts = { verified: 0, without_receipt: 0, keys: jwks.keys.length };
+  const receipts = { verified: 0, issued_late: 0, without_receipt: 0, keys: jwks.keys.length };
   const counted: Partial<Record<TableName, number>> = {};
   const parts: Partial<Record<TableName, string[]>> = {};
   for await (const entry of readArchive(file)) {
@@ -188,7 +205,7 @@ async function checkContents(file: string, meta: Meta, jwks: JSONWebKeySet, repo
           receipts.without_receipt += 1;
           continue;
         }
-        await checkReceipt(r, `${entry.name} line ${i + 1}`, jwks, notices);
+        if (await checkReceipt(r, `${entry.name} line ${i + 1}`, jwks, notices)) receipts.issued_late += 1;
         receipts.verified += 1;
       }
     }

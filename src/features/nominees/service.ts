@@ -1,6 +1,6 @@
 // Nominees: people authorised to act for a data principal, with a verification status.
 import type { Database } from '../../platform/db/types.js';
-import { principalReads, principalScope, tenantReads, withPrincipal, withTenant } from '../../platform/db/tenant-tx.js';
+import { principalReads, principalScope, tenantReads, withPrincipal, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
 import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -25,6 +25,55 @@ function nomineeOf({ previous_status: _s, changed_fields: _f, ...row }: NomineeR
 }
 
 export function createNomineeService({ db, clock, defaultCountryCode }: NomineeServiceDeps) {
+  /** Who the nominee is, as stored: the email lower-cased, the mobile in E.164. */
+  const contactOf = (input: MyNomineeInput) => ({
+    name: input.nominee_name,
+    email: input.nominee_email.toLowerCase(),
+    mobile: normalisePhone(input.nominee_mobile, defaultCountryCode),
+    relationship: input.relationship,
+    purpose: input.purpose_of_appointment ?? null,
+  });
+
+  /** A change with the same normalisation. */
+  const changesOf = <T extends { nominee_email?: string; nominee_mobile?: string }>(input: T) => ({
+    ...input,
+    nominee_email: input.nominee_email?.toLowerCase(),
+    nominee_mobile: input.nominee_mobile === undefined ? undefined : normalisePhone(input.nominee_mobile, defaultCountryCode),
+  });
+
+  // What every appointment, change and removal records, whoever makes it (the organization or the person):
+  // the audit entry in the change's own batch, and the webhook event.
+
+  async function appointed(tx: TenantTx, ctx: TenantContext, at: Date, id: string, inserting: Promise<NomineeRow>): Promise<NomineeRow> {
+    const nominee = await alongsideAudit(tx, ctx, at, { action: 'nominee.created', targetType: 'nominee', targetId: id, details: { status: 'pending' } }, inserting);
+    await recordEvent(tx, 'nominee.created', { nominee }, at);
+    return nominee;
+  }
+
+  /** The entry names what really changed, which only the update knows: one more statement after it. */
+  async function changed(tx: TenantTx, ctx: TenantContext, at: Date, row: NomineeRow & NomineeChange): Promise<NomineeRow> {
+    const statusChanged = row.status !== row.previous_status;
+    const nominee = nomineeOf(row);
+    await together(
+      recordAudit(tx, ctx, at, {
+        action: 'nominee.updated',
+        targetType: 'nominee',
+        targetId: row.id,
+        details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
+      }),
+      ...(row.changed_fields.length > 0 ? [recordEvent(tx, 'nominee.updated', { nominee, changed_fields: row.changed_fields }, at)] : []),
+    );
+    return nominee;
+  }
+
+  /** Not found: the throw rolls the entry back with the transaction. */
+  async function removed(tx: TenantTx, ctx: TenantContext, at: Date, id: string, removing: Promise<boolean>): Promise<{ message: string }> {
+    const event = { action: 'nominee.deleted', targetType: 'nominee', targetId: id };
+    if (!(await alongsideAudit(tx, ctx, at, event, removing))) throw notFound();
+    await recordEvent(tx, 'nominee.deleted', { nominee_id: id }, at);
+    return { message: 'Nominee deleted' };
+  }
+
   /** Sets the status (verified_at follows it) and records `nominee.verified|rejected`; an unchanged status is accepted. */
   function decide(ctx: TenantContext, nomineeId: string, status: 'verified' | 'rejected'): Promise<NomineeRow> {
     if (!isUuid(nomineeId)) return Promise.reject(notFound());
@@ -63,53 +112,18 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
     create(ctx: TenantContext, input: CreateNomineeInput): Promise<NomineeRow> {
       const id = uuidv7();
       const at = clock.now();
-      const mobile = normalisePhone(input.nominee_mobile, defaultCountryCode);
-      return withTenant(db, ctx.orgId, async (tx) => {
-        const nominee = await alongsideAudit(
-          tx,
-          ctx,
-          at,
-          { action: 'nominee.created', targetType: 'nominee', targetId: id, details: { status: 'pending' } },
-          nomineeRepo(tx).insert({
-            id,
-            clientUserId: input.user_id,
-            name: input.nominee_name,
-            email: input.nominee_email.toLowerCase(),
-            mobile,
-            relationship: input.relationship,
-            purpose: input.purpose_of_appointment ?? null,
-            at,
-          }),
-        );
-        await recordEvent(tx, 'nominee.created', { nominee }, at);
-        return nominee;
-      });
+      const contact = contactOf(input);
+      return withTenant(db, ctx.orgId, (tx) => appointed(tx, ctx, at, id, nomineeRepo(tx).insert({ id, clientUserId: input.user_id, ...contact, at })));
     },
 
     update(ctx: TenantContext, nomineeId: string, input: UpdateNomineeInput): Promise<NomineeRow> {
       if (!isUuid(nomineeId)) return Promise.reject(notFound());
-      const changes = {
-        ...input,
-        nominee_email: input.nominee_email?.toLowerCase(),
-        nominee_mobile: input.nominee_mobile === undefined ? undefined : normalisePhone(input.nominee_mobile, defaultCountryCode),
-      };
+      const changes = changesOf(input);
       const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
         const row = await nomineeRepo(tx).update(nomineeId, changes, at);
         if (!row) throw notFound();
-        // The entry names what really changed, which only the update knows: one more statement after it.
-        const statusChanged = row.status !== row.previous_status;
-        const nominee = nomineeOf(row);
-        await together(
-          recordAudit(tx, ctx, at, {
-            action: 'nominee.updated',
-            targetType: 'nominee',
-            targetId: row.id,
-            details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
-          }),
-          ...(row.changed_fields.length > 0 ? [recordEvent(tx, 'nominee.updated', { nominee, changed_fields: row.changed_fields }, at)] : []),
-        );
-        return nominee;
+        return changed(tx, ctx, at, row);
       });
     },
 
@@ -117,13 +131,7 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
       if (!isUuid(nomineeId)) return Promise.reject(notFound());
       const id = nomineeId.toLowerCase();
       const at = clock.now();
-      return withTenant(db, ctx.orgId, async (tx) => {
-        const event = { action: 'nominee.deleted', targetType: 'nominee', targetId: id };
-        // Not found: the throw rolls the entry back with the transaction.
-        if (!(await alongsideAudit(tx, ctx, at, event, nomineeRepo(tx).remove(id)))) throw notFound();
-        await recordEvent(tx, 'nominee.deleted', { nominee_id: id }, at);
-        return { message: 'Nominee deleted' };
-      });
+      return withTenant(db, ctx.orgId, (tx) => removed(tx, ctx, at, id, nomineeRepo(tx).remove(id)));
     },
 
     verify(ctx: TenantContext, nomineeId: string): Promise<NomineeRow> {
@@ -146,26 +154,8 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
     appointMine(ctx: PrincipalContext, input: MyNomineeInput): Promise<NomineeRow> {
       const id = uuidv7();
       const at = clock.now();
-      const mobile = normalisePhone(input.nominee_mobile, defaultCountryCode);
-      return withPrincipal(db, principalScope(ctx), async (tx) => {
-        const nominee = await alongsideAudit(
-          tx,
-          ctx,
-          at,
-          { action: 'nominee.created', targetType: 'nominee', targetId: id, details: { status: 'pending' } },
-          principalNomineeRepo(tx).insert({
-            id,
-            name: input.nominee_name,
-            email: input.nominee_email.toLowerCase(),
-            mobile,
-            relationship: input.relationship,
-            purpose: input.purpose_of_appointment ?? null,
-            at,
-          }),
-        );
-        await recordEvent(tx, 'nominee.created', { nominee }, at);
-        return nominee;
-      });
+      const contact = contactOf(input);
+      return withPrincipal(db, principalScope(ctx), (tx) => appointed(tx, ctx, at, id, principalNomineeRepo(tx).insert({ id, ...contact, at })));
     },
 
     /**
@@ -175,27 +165,12 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
      */
     changeMine(ctx: PrincipalContext, nomineeId: string, input: MyNomineeUpdateInput): Promise<NomineeRow> {
       if (!isUuid(nomineeId)) return Promise.reject(notFound());
-      const changes = {
-        ...input,
-        nominee_email: input.nominee_email?.toLowerCase(),
-        nominee_mobile: input.nominee_mobile === undefined ? undefined : normalisePhone(input.nominee_mobile, defaultCountryCode),
-      };
+      const changes = changesOf(input);
       const at = clock.now();
       return withPrincipal(db, principalScope(ctx), async (tx) => {
         const row = await principalNomineeRepo(tx).update(nomineeId, changes, at, true);
         if (!row) throw notFound();
-        const statusChanged = row.status !== row.previous_status;
-        const nominee = nomineeOf(row);
-        await together(
-          recordAudit(tx, ctx, at, {
-            action: 'nominee.updated',
-            targetType: 'nominee',
-            targetId: row.id,
-            details: { fields: row.changed_fields, ...(statusChanged ? { status: row.status, previous_status: row.previous_status } : {}) },
-          }),
-          ...(row.changed_fields.length > 0 ? [recordEvent(tx, 'nominee.updated', { nominee, changed_fields: row.changed_fields }, at)] : []),
-        );
-        return nominee;
+        return changed(tx, ctx, at, row);
       });
     },
 
@@ -204,12 +179,7 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
       if (!isUuid(nomineeId)) return Promise.reject(notFound());
       const id = nomineeId.toLowerCase();
       const at = clock.now();
-      return withPrincipal(db, principalScope(ctx), async (tx) => {
-        const event = { action: 'nominee.deleted', targetType: 'nominee', targetId: id };
-        if (!(await alongsideAudit(tx, ctx, at, event, principalNomineeRepo(tx).remove(id)))) throw notFound();
-        await recordEvent(tx, 'nominee.deleted', { nominee_id: id }, at);
-        return { message: 'Nominee deleted' };
-      });
+      return withPrincipal(db, principalScope(ctx), (tx) => removed(tx, ctx, at, id, principalNomineeRepo(tx).remove(id)));
     },
   };
 }

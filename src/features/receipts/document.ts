@@ -27,10 +27,17 @@ export interface ConsentReceipt {
   /** The PII principal: the organization's own identifier for them. */
   principal: { dp_id: string };
   collection_point: { id: string; display_id: string; name: string };
-  /** The notice shown: its version and the SHA-256 (hex) of its text in UTF-8. */
-  notice: { version: number; sha256: string };
-  /** Every purpose of the collection point, in its order, with its state after this record. */
-  purposes: { id: string; name: string; required: boolean; granted: boolean; state: 'given' | 'refused' | 'withdrawn' }[];
+  /**
+   * The notice shown: its version and the SHA-256 (hex) of its text in UTF-8. null only in a late
+   * receipt whose notice version's text was never kept (a version replaced before migration 0019).
+   */
+  notice: { version: number; sha256: string | null };
+  /**
+   * Every purpose of the collection point, in its order, with its state after this record. In a late
+   * receipt, the record's own purposes; name and required null only when no kept notice version or
+   * the point as it is now knows the purpose any more.
+   */
+  purposes: { id: string; name: string | null; required: boolean | null; granted: boolean; state: 'given' | 'refused' | 'withdrawn' }[];
   /** approved | partial_consent | declined (giving or changing), revoked (withdrawal). */
   action: ReceiptAction;
   /** When the record was made (ISO 8601 UTC, milliseconds). */
@@ -40,6 +47,13 @@ export interface ConsentReceipt {
   /** The consent link request and link instance it completed, when it did. */
   request_id: string | null;
   event_id: string | null;
+  /**
+   * Only in a late receipt (signed by the backfill for a record written before receipts existed):
+   * true, and when the receipt was signed. `time` stays the record's own time; the signing key may be
+   * younger than the record. A receipt without these was signed in the record's own transaction.
+   */
+  issued_late?: true;
+  issued_at?: string;
 }
 
 export interface ReceiptInput {
@@ -47,13 +61,23 @@ export interface ReceiptInput {
   previousRecordId: string | null;
   controller: { id: string; slug: string; name: string; url: string };
   dpId: string;
-  collectionPoint: { id: string; display_id: string; name: string; notice: string; notice_version: number; purposes: { id: string; name: string; required: boolean }[] };
+  /** notice null, a purpose's name and required null: not known any more (late receipts only). */
+  collectionPoint: {
+    id: string;
+    display_id: string;
+    name: string;
+    notice: string | null;
+    notice_version: number;
+    purposes: { id: string; name: string | null; required: boolean | null }[];
+  };
   choices: { id: string; granted: boolean }[];
   action: ReceiptAction;
   at: Date;
   channel: ReceiptChannel;
   requestId: string | null;
   eventId: string | null;
+  /** Set for a late receipt (the backfill): when it is signed, later than `at`. */
+  issuedLateAt?: Date;
 }
 
 export function noticeSha256(notice: string): string {
@@ -71,7 +95,7 @@ export function buildReceipt(i: ReceiptInput): ConsentReceipt {
     controller: { ...i.controller, jwks_uri: `${i.controller.url}/.well-known/jwks.json` },
     principal: { dp_id: i.dpId },
     collection_point: { id: i.collectionPoint.id, display_id: i.collectionPoint.display_id, name: i.collectionPoint.name },
-    notice: { version: i.collectionPoint.notice_version, sha256: noticeSha256(i.collectionPoint.notice) },
+    notice: { version: i.collectionPoint.notice_version, sha256: i.collectionPoint.notice === null ? null : noticeSha256(i.collectionPoint.notice) },
     purposes: i.collectionPoint.purposes.map((p) => {
       const g = granted.get(p.id) === true;
       return { id: p.id, name: p.name, required: p.required, granted: g, state: g ? 'given' : refusedState };
@@ -81,6 +105,7 @@ export function buildReceipt(i: ReceiptInput): ConsentReceipt {
     channel: i.channel,
     request_id: i.requestId,
     event_id: i.eventId,
+    ...(i.issuedLateAt ? { issued_late: true as const, issued_at: i.issuedLateAt.toISOString() } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import { receiptRoutes } from './routes.js';
 import { createReceiptService, type ReceiptServiceDeps } from './service.js';
 
 export { createReceiptService, type ReceiptService, type ReceiptSigner, type SigningContext } from './service.js';
+export { BACKFILL_BATCH, createReceiptBackfillJob, type BackfillReport } from './backfill.js';
 export {
   buildReceipt,
   noticeSha256,

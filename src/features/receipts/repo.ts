@@ -20,6 +20,28 @@ export interface SigningKeyRow {
 
 const KEY_COLUMNS = 'kid, public_jwk, created_at, retired_at';
 
+/** A consent record without a receipt, with what its late receipt needs (see unsignedRecords). */
+export interface UnsignedRecordRow {
+  id: string;
+  collection_point_id: string;
+  dp_id: string;
+  consent_action: 'approved' | 'partial_consent' | 'declined' | 'revoked';
+  purposes: { id: string; granted: boolean }[];
+  notice_version: number;
+  request_id: string | null;
+  event_id: string | null;
+  channel: 'api' | 'link' | 'rights_center' | 'sdk';
+  created_at: Date;
+  previous_id: string | null;
+  display_id: string;
+  point_name: string;
+  /** The notice version the record was given under, when it was kept (notice_versions). */
+  version_notice: string | null;
+  version_purposes: { id: string; name: string; required: boolean }[] | null;
+  /** The point's current purposes: names for purposes of versions that were not kept. */
+  point_purposes: { id: string; name: string; required: boolean }[];
+}
+
 export function signingKeyRepo(tx: TenantTx) {
   return {
     /**
@@ -82,6 +104,53 @@ export function signingKeyRepo(tx: TenantTx) {
         [tx.orgId, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc, at],
       );
       return { added: rows[0]!, retired: retired[0]?.kid ?? null };
+    },
+
+    /**
+     * Up to `limit` records without a receipt after `after` (keyset on id, from the partial index of
+     * migration 0024), each with its previous record (this person, this point, the one before it in
+     * time: what the record's own receipt would have named), the notice version it was given under and
+     * the collection point's names.
+     */
+    unsignedRecords(after: string, limit: number): Promise<UnsignedRecordRow[]> {
+      return tx.query<UnsignedRecordRow>(
+        `select r.id, r.collection_point_id, r.dp_id, r.consent_action, r.purposes, r.notice_version, r.request_id, r.event_id, r.channel, r.created_at,
+                (select p.id from consent_records p
+                  where p.org_id = r.org_id and p.dp_id = r.dp_id and p.collection_point_id = r.collection_point_id
+                    and (p.created_at, p.id) < (r.created_at, r.id)
+                  order by p.created_at desc, p.id desc limit 1) as previous_id,
+                cp.display_id, cp.name as point_name, nv.notice as version_notice, nv.purposes as version_purposes, cp.purposes as point_purposes
+           from consent_records r
+           join collection_points cp on cp.org_id = r.org_id and cp.id = r.collection_point_id
+           left join notice_versions nv on nv.org_id = r.org_id and nv.collection_point_id = r.collection_point_id and nv.version = r.notice_version
+          where r.org_id = $1::uuid and r.receipt is null and r.id > $2::uuid
+          order by r.id
+          limit $3::integer`,
+        [tx.orgId, after, limit],
+      );
+    },
+
+    /** Sets the receipts of records that still have none; returns the ids it set (a record signed meanwhile is left as it is). */
+    async setReceipts(receipts: { id: string; receipt: string }[]): Promise<string[]> {
+      if (receipts.length === 0) return [];
+      const rows = await tx.query<{ id: string }>(
+        `update consent_records r set receipt = v.receipt
+           from unnest($2::uuid[], $3::text[]) as v (id, receipt)
+          where r.org_id = $1::uuid and r.id = v.id and r.receipt is null
+          returning r.id`,
+        [tx.orgId, receipts.map((x) => x.id), receipts.map((x) => x.receipt)],
+      );
+      return rows.map((r) => r.id);
+    },
+
+    /** Takes the organization's backfill lock for this transaction: false when another transaction holds it (try), else waits. */
+    async backfillLock(lockClass: number, wait: boolean): Promise<boolean> {
+      if (wait) {
+        await tx.query('select 1 from (select pg_advisory_xact_lock($1::integer, hashtext($2::text))) l', [lockClass, tx.orgId]);
+        return true;
+      }
+      const [row] = await tx.query<{ locked: boolean }>('select pg_try_advisory_xact_lock($1::integer, hashtext($2::text)) as locked', [lockClass, tx.orgId]);
+      return row!.locked === true;
     },
 
     /** Every key the organization ever had, oldest first (public parts only). */

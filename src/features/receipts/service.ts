@@ -9,6 +9,7 @@ import type { SigningKeyring, SigningPrivateKey } from '../../platform/crypto/si
 import { recordAudit } from '../audit/index.js';
 import { buildReceipt, signReceipt, type ReceiptInput } from './document.js';
 import { signingKeyRepo } from './repo.js';
+import { createReceiptBackfill } from './backfill.js';
 
 export interface ReceiptServiceDeps {
   db: Database;
@@ -25,12 +26,16 @@ export interface SigningContext {
   key: Promise<{ kid: string; privateKey: SigningPrivateKey }>;
 }
 
-export type ReceiptSigner = ReturnType<typeof createReceiptService>['signer'];
+/** Signs records: the one signing path of every receipt, at the record's write and late (backfill.ts). */
+export interface ReceiptSigner {
+  prepare(tx: TenantTx, previousOf: { collectionPoint: string; dpId: string } | null): Promise<SigningContext>;
+  sign(context: SigningContext, input: Omit<ReceiptInput, 'controller'>): Promise<string>;
+}
 
 export function createReceiptService({ db, clock, keyring, publicUrl }: ReceiptServiceDeps) {
   const orgUrl = (slug: string) => `${publicUrl.protocol}//${slug}.${publicUrl.host}`;
 
-  const signer = {
+  const signer: ReceiptSigner = {
     /**
      * One statement, to be sent beside the record's other lookups (it waits for none of them): the
      * organization, its current key (created here on first use, for organizations older than their
@@ -54,8 +59,17 @@ export function createReceiptService({ db, clock, keyring, publicUrl }: ReceiptS
     },
   };
 
+  const backfill = createReceiptBackfill({ db, clock, signer });
+
   return {
     signer,
+
+    /**
+     * Late receipts for records written before receipts existed: one organization (the CLI names it)
+     * or all. wait: wait for an organization another process is signing (the CLI) rather than skip it
+     * (the job, backfill.ts).
+     */
+    backfill: backfill.run,
 
     /** The organization's public keys, current and retired, oldest first: the JWKS. */
     async jwks(orgId: string) {

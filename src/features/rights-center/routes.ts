@@ -4,13 +4,12 @@
 // token, checked here on every request, and every rule is the services' (the same ones /api/v1/me calls).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import helmet from '@fastify/helmet';
-import formbody from '@fastify/formbody';
 import { organizationOf, type PrincipalContext } from '../../platform/auth/access.js';
 import type { DpTokenVerifier } from '../../platform/auth/dp-token-verifier.js';
 import type { Organization, OrganizationDirectory } from '../../platform/auth/tenant-host.js';
 import type { Clock } from '../../platform/clock.js';
 import { readCookie, serializeCookie } from '../../platform/http/cookies.js';
+import { registerHostedPages } from '../../platform/http/hosted-pages.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { ConsentService } from '../consents/index.js';
 import { CODE_TTL_SECONDS, type DataPrincipalService } from '../data-principals/index.js';
@@ -115,23 +114,7 @@ export function parseContact(input: string): { phone: string } | { email: string
 export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCenterDeps): Promise<void> {
   const { consents, dataPrincipals, grievances, nominees, dpTokens, clock } = deps;
 
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        styleSrc: [STYLE_HASH],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        baseUri: ["'none'"],
-      },
-    },
-    referrerPolicy: { policy: 'no-referrer' },
-  });
-  await app.register(formbody, { bodyLimit: 16 * 1024 });
-  app.addHook('onSend', async (_request, reply) => {
-    reply.header('cache-control', 'no-store');
-  });
+  await registerHostedPages(app, { styleHash: STYLE_HASH });
 
   const language = (request: FastifyRequest): Messages =>
     pickLanguage((request.query as Record<string, unknown> | undefined)?.lang, request.headers['accept-language']);

@@ -42,7 +42,8 @@ export function jwkThumbprint(jwk: { crv: string; x: string }): string {
   return createHash('sha256').update(`{"crv":"${jwk.crv}","kty":"OKP","x":"${jwk.x}"}`).digest('base64url');
 }
 
-function deriveKey(secret: string): Buffer {
+/** The AES-256-GCM key that seals signing keys, from ASSENT_SECRET_KEY. */
+export function deriveKey(secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), 'assent signing keys v1', 32));
 }
 

@@ -4,7 +4,6 @@ import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import type { Database, Queryable, ScriptRunner } from './types.js';
 import { simpleQuery } from './pglite-simple-query.js';
-import { tarDirectory } from './tar.js';
 import { describeConnectionFailure, StoreUnavailableError } from './connection-errors.js';
 import { TENANT_ROLE } from './tenant-role.js';
 
@@ -160,26 +159,16 @@ async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string |
         return direct.query<T>(text, params);
       });
     },
-    dumpDataDir: () =>
+    withQuietDataDir: (copy) =>
       oneAtATime(async () => {
         await asOwner();
         if (dataDir.startsWith('memory://')) throw new Error('an in-memory store has no data directory to back up');
-        // Nothing runs on the one connection until the tarball is read: the files hold the checkpoint.
+        // Nothing runs on the one connection until copy settles: the files hold the checkpoint.
         await simpleQuery(pg, 'checkpoint');
-        return new Blob([(await tarDirectory(dataDir)) as unknown as BlobPart], { type: 'application/x-gzip' });
+        return copy(dataDir);
       }),
     close: () => oneAtATime(() => pg.close()),
   };
-}
-
-/**
- * Unpacks a tarball that dumpDataDir made into dataDir, which must hold no files (PGlite refuses a
- * directory that already holds a database), and closes it again: the next open finds the store as it was.
- */
-export async function loadDataDir(dataDir: string, tarball: Blob): Promise<void> {
-  mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir, { loadDataDir: tarball.type ? tarball : new Blob([tarball], { type: 'application/x-gzip' }) });
-  await pg.close();
 }
 
 type Sql = postgres.Sql;

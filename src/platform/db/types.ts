@@ -35,11 +35,11 @@ export interface Database {
    */
   listen?(channel: string, onMessage: (payload: string) => void, onConnect: () => void): Promise<{ close(): Promise<void> }>;
   /**
-   * PGlite only: the data directory as a gzipped tarball (src/platform/db/tar.ts), read after a CHECKPOINT
-   * between two uses of the one connection (no transaction open, nothing written meanwhile): a consistent
-   * copy of the store while the process serves. `assent backup` writes it; `assent restore` loads it
-   * (PGlite's loadDataDir).
+   * PGlite only: runs `copy` with the data directory's path after a CHECKPOINT, holding the one
+   * connection until it settles (no statement runs and nothing is written to the directory meanwhile),
+   * so what `copy` reads of the directory is a consistent store while the process serves. `assent
+   * backup` streams the directory into a file there (src/platform/db/backup.ts).
    */
-  dumpDataDir?(): Promise<Blob>;
+  withQuietDataDir?<T>(copy: (dataDir: string) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -1,35 +1,34 @@
-// The API's error body ({error, details?}) as an exception the pages can show: the sentence, and each
-// problem next to its field.
+// The API's error body ({error, code, details?}) as an exception the pages can show: the sentence, the
+// stable code, and each problem next to its field. It is the client package's AssentError (one class for
+// the dashboard and every other client: status, code, message, details, X-Request-Id, Retry-After);
+// ApiError only adds the shorter constructor the pages use for errors they word themselves.
+import { AssentError, type FieldProblem } from '../../../clients/typescript/src/index';
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
+export type { FieldProblem };
 
-export class ApiError extends Error {
+export class ApiError extends AssentError {
   constructor(
-    readonly status: number,
+    status: number,
     message: string,
-    readonly details: FieldProblem[] = [],
-    readonly retryAfterSeconds: number | null = null,
+    details: FieldProblem[] = [],
+    retryAfterSeconds: number | null = null,
+    code: AssentError['code'] = 'unexpected_response',
+    requestId: string | null = null,
   ) {
-    super(message);
-    this.name = 'ApiError';
+    super(status, code, message, details, requestId, retryAfterSeconds);
   }
 
-  /** The problems reported for one field (or a path under it: `purposes.0.name` belongs to `purposes`). */
-  problemsFor(field: string): string[] {
-    return this.details.filter((d) => d.field === field || d.field.startsWith(`${field}.`)).map((d) => d.message);
+  /** The same error as an ApiError (what the pages hold), whatever raised it. */
+  static of(e: unknown): ApiError {
+    if (e instanceof ApiError) return e;
+    if (e instanceof AssentError) return new ApiError(e.status, e.message, e.details, e.retryAfterSeconds, e.code, e.requestId);
+    return new ApiError(0, e instanceof Error ? e.message : String(e));
   }
 }
 
 /** An ApiError from a failed answer's status, parsed body (whatever it is) and headers. */
 export function apiError(response: Response, body: unknown): ApiError {
-  const b = (typeof body === 'object' ? body : null) as { error?: unknown; details?: unknown } | null;
-  const message = typeof b?.error === 'string' ? b.error : `The server answered ${response.status} ${response.statusText}`.trim();
-  const details = Array.isArray(b?.details) ? (b.details as FieldProblem[]) : [];
-  const retry = Number(response.headers.get('retry-after'));
-  return new ApiError(response.status, message, details, Number.isFinite(retry) && retry > 0 ? retry : null);
+  return ApiError.of(AssentError.from(response, body));
 }
 
 /** An ApiError from a failed response whose body has not been read (a proxy's HTML page, nothing at all). */
@@ -45,5 +44,5 @@ export async function apiErrorFrom(response: Response): Promise<ApiError> {
 
 /** A failure to reach the server at all. */
 export function networkError(): ApiError {
-  return new ApiError(0, 'The server could not be reached. Check your connection and try again.');
+  return new ApiError(0, 'The server could not be reached. Check your connection and try again.', [], null, 'network_error');
 }

@@ -12,7 +12,7 @@ export function useAction<A extends unknown[]>(action: (...args: A) => Promise<v
     try {
       await action(...args);
     } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, e instanceof Error ? e.message : String(e)));
+      setError(ApiError.of(e));
     } finally {
       setBusy(false);
     }

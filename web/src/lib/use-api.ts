@@ -21,7 +21,7 @@ export function useApi<T>(load: () => Promise<T>, deps: readonly (string | numbe
     load().then(
       (data) => current && setResult({ key, data, error: null }),
       (e: unknown) => {
-        const error = e instanceof ApiError ? e : new ApiError(0, e instanceof Error ? e.message : String(e));
+        const error = ApiError.of(e);
         if (current) setResult((previous) => ({ key, data: previous.data, error }));
       },
     );

@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { api, call } from '../api/client';
 import { ApiError } from '../api/errors';
+import { webhookEventTypes } from '../../../clients/typescript/src/index';
 import { useSession } from '../api/use-session';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../api/types';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -17,20 +18,8 @@ import { useAction } from '../lib/use-action';
 import { useApi } from '../lib/use-api';
 import { useTitle } from '../lib/use-title';
 
-export const EVENT_TYPES = [
-  'grievance.created',
-  'grievance.status_changed',
-  'grievance.message_created',
-  'grievance.overdue',
-  'nominee.created',
-  'nominee.updated',
-  'nominee.deleted',
-  'consent.recorded',
-  'consent.withdrawn',
-  'consent_link.created',
-  'consent_link.completed',
-  'data_principal.signed_in',
-] as const satisfies readonly WebhookEventType[];
+/** What an endpoint can subscribe to: generated from the API's document (clients/typescript/src/webhook-events.ts). */
+export const EVENT_TYPES: readonly WebhookEventType[] = webhookEventTypes;
 
 type Notice = { kind: 'success' | 'error'; text: string } | null;
 
