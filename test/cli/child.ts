@@ -1,5 +1,6 @@
 // Runs the real `assent` command (node bin/assent.mjs) as a child process on the store of the current
-// vitest project: a fresh DATA_DIR (pglite) or a scratch database (postgres). Every wait is bounded.
+// vitest project: a fresh DATA_DIR (pglite) or a scratch database (postgres), each a copy of the
+// migrated template (test/support/templates.ts) unless a test asks for an empty one. Every wait is bounded.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -11,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/platform/db/open.js';
 import type { Database } from '../../src/platform/db/types.js';
 import { createScratchPostgres, storeKind, type StoreKind } from '../support/store.js';
+import { copyPgliteTemplate } from '../support/templates.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -33,7 +35,11 @@ export interface CliStore {
   drop(): Promise<void>;
 }
 
-export async function createCliStore(): Promise<CliStore> {
+/**
+ * A store of the current project for child processes: migrated (a copy of the template), or with
+ * `empty`, a data directory or database the first child initializes and migrates.
+ */
+export async function createCliStore(options: { empty?: boolean } = {}): Promise<CliStore> {
   const withDb = async <T>(open: () => Promise<Database>, fn: (db: Database) => Promise<T>): Promise<T> => {
     const db = await open();
     try {
@@ -44,6 +50,7 @@ export async function createCliStore(): Promise<CliStore> {
   };
   if (storeKind() === 'pglite') {
     const dataDir = mkdtempSync(join(tmpdir(), 'assent-cli-'));
+    if (!options.empty) await copyPgliteTemplate(dataDir);
     return {
       kind: 'pglite',
       env: { DATA_DIR: dataDir },
@@ -54,7 +61,7 @@ export async function createCliStore(): Promise<CliStore> {
       },
     };
   }
-  const scratch = await createScratchPostgres();
+  const scratch = await createScratchPostgres({ migrated: !options.empty });
   return {
     kind: 'postgres',
     env: { DATABASE_URL: scratch.url },

@@ -205,7 +205,7 @@ describe('assent key revoke', () => {
 
 describe('assent migrate', () => {
   test('--json: the first run applies every migration, the second none', async () => {
-    const fresh = await createCliStore();
+    const fresh = await createCliStore({ empty: true });
     try {
       const versions = listMigrations().map((m) => m.version);
       expect(versions).toContain('0001_foundation');

@@ -6,11 +6,10 @@
 // modification times, and a checkout that rewrote files with the same content would otherwise make
 // every CLI child of the suite rebuild at once.
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { inputsHash, ROOT as root } from './hash.js';
+import { dropOldPostgresTemplates, pgliteTemplate, postgresTemplate } from './templates.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const SHARED = ['scripts/build.mjs', 'package-lock.json'];
 const PARTS = {
   server: { flag: '--server', dir: 'dist', inputs: ['src', 'tsconfig.build.json', 'tsconfig.json', ...SHARED] },
@@ -19,22 +18,7 @@ const PARTS = {
   client: { flag: '--client', dir: 'clients/typescript/dist', inputs: ['clients/typescript/src', 'clients/typescript/tsconfig.json', 'clients/typescript/package.json', ...SHARED] },
 } as const;
 
-function files(path: string): string[] {
-  if (!existsSync(`${root}${path}`)) return [];
-  if (!statSync(`${root}${path}`).isDirectory()) return [path];
-  return readdirSync(`${root}${path}`, { withFileTypes: true })
-    .filter((e) => e.name !== 'dist' && e.name !== 'node_modules' && !e.name.startsWith('dist.'))
-    .flatMap((e) => files(`${path}/${e.name}`))
-    .sort();
-}
-
-export function inputsHash(inputs: readonly string[]): string {
-  const hash = createHash('sha256');
-  for (const file of inputs.flatMap(files)) hash.update(file).update('\0').update(readFileSync(`${root}${file}`)).update('\0');
-  return hash.digest('hex');
-}
-
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   for (const part of Object.values(PARTS)) {
     const record = `${root}${part.dir}/.inputs-sha256`;
     const hash = inputsHash(part.inputs);
@@ -47,5 +31,12 @@ export default function setup(): void {
     }
     execFileSync(process.execPath, [`${root}scripts/build.mjs`, part.flag], { stdio: 'inherit' });
     writeFileSync(record, hash + '\n');
+  }
+  // The migrated store templates every scratch store is copied from (test/support/templates.ts): made
+  // here, before any worker starts, when the migrations changed; a worker would otherwise make them itself.
+  await pgliteTemplate();
+  if (process.env.TEST_DATABASE_URL) {
+    await postgresTemplate(process.env.TEST_DATABASE_URL);
+    await dropOldPostgresTemplates(process.env.TEST_DATABASE_URL);
   }
 }

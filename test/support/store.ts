@@ -1,10 +1,13 @@
 // A fresh, migrated store per test file: PGlite in memory, or (project "postgres") a scratch database
-// on TEST_DATABASE_URL, dropped afterwards. Real databases, never mocks.
+// on TEST_DATABASE_URL, dropped afterwards. Real databases, never mocks. Each starts as a copy of a
+// migrated template (test/support/templates.ts) rather than running every migration itself; opening
+// still runs migrate(), which then finds nothing to apply.
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { openDatabase } from '../../src/platform/db/open.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import type { Database } from '../../src/platform/db/types.js';
+import { databaseUrl, pgliteTemplateTarball, postgresTemplate } from './templates.js';
 
 export type StoreKind = 'pglite' | 'postgres';
 
@@ -21,17 +24,19 @@ export interface ScratchStore {
   drop(): Promise<void>;
 }
 
-/** Creates an empty scratch database on TEST_DATABASE_URL and returns its URL. */
-export async function createScratchPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * Creates a scratch database on TEST_DATABASE_URL and returns its URL: empty, or with `migrated`, a
+ * copy of the migrated template.
+ */
+export async function createScratchPostgres(options: { migrated?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) throw new Error('TEST_DATABASE_URL is not set: the postgres project needs it');
   const name = `assent_t_${randomBytes(6).toString('hex')}`;
+  const template = options.migrated ? ` template ${await postgresTemplate(adminUrl)}` : '';
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+  await admin.unsafe(`create database ${name}${template}`);
   return {
-    url: url.toString(),
+    url: databaseUrl(adminUrl, name),
     async drop() {
       await admin.unsafe(`drop database if exists ${name} with (force)`);
       await admin.end();
@@ -48,7 +53,7 @@ export async function createScratchStore(): Promise<ScratchStore> {
       async open(options) {
         // In memory: each open is its own store, so open once per file.
         if (opened.length > 0) throw new Error('an in-memory PGlite store can be opened once');
-        const db = await openDatabase({ databaseUrl: null, dataDir: 'memory://', rls: options?.rls });
+        const db = await openDatabase({ databaseUrl: null, dataDir: 'memory://', rls: options?.rls, loadDataDir: await pgliteTemplateTarball() });
         await migrate(db);
         opened.push(db);
         return db;
@@ -58,7 +63,7 @@ export async function createScratchStore(): Promise<ScratchStore> {
       },
     };
   }
-  const scratch = await createScratchPostgres();
+  const scratch = await createScratchPostgres({ migrated: true });
   const opened: Database[] = [];
   return {
     kind: 'postgres',

@@ -30,6 +30,11 @@ export interface OpenOptions {
   poolSize?: number;
   /** PostgreSQL connections for the one-statement tenant reads (tests use 1 to force sharing). */
   readLanes?: number;
+  /**
+   * PGlite: start from this tarball of a data directory (PGlite's dumpDataDir) instead of running
+   * initdb; the data directory must hold no store. Tests start each in-memory store from a migrated one.
+   */
+  loadDataDir?: Blob;
 }
 
 function assertUuid(orgId: string): void {
@@ -40,7 +45,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   const rls = options.rls ?? true;
   return options.databaseUrl
     ? openPostgres(options.databaseUrl, rls, options.poolSize, options.readLanes)
-    : openPglite(options.dataDir, rls, options.sharedBuffers);
+    : openPglite(options.dataDir, rls, options.sharedBuffers, options.loadDataDir);
 }
 
 /**
@@ -79,10 +84,10 @@ export function serialQueue(): <T>(fn: () => Promise<T>) => Promise<T> {
  * transaction sets it transaction-locally. No statement ever runs with another tenant's setting:
  * each tenant use sets its own first, and system work resets both.
  */
-async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string | undefined): Promise<Database> {
+async function openPglite(dataDir: string, rls: boolean, sharedBuffers: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const startParams = sharedBuffers ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] : undefined;
-  const pg = await PGlite.create(dataDir, startParams ? { startParams } : {});
+  const pg = await PGlite.create(dataDir, { ...(startParams ? { startParams } : {}), ...(loadDataDir ? { loadDataDir } : {}) });
   const wrap = (q: { query: PGlite['query'] }): Queryable => ({
     async query<T>(text: string, params?: readonly unknown[]) {
       const result = await q.query<T>(text, params as unknown[] | undefined);
