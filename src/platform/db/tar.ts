@@ -12,7 +12,11 @@ import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 
 /** Files of the running process that live in DATA_DIR beside the database: never part of a store. */
-export const PROCESS_FILES = new Set(['assent.lock', 'assent.sock']);
+const PROCESS_FILES = new Set(['assent.lock', 'assent.sock']);
+/** The lock, the socket, and the lock's short-lived siblings (`assent.lock.<pid>.…`, data-dir-lock.ts). */
+export function isProcessFile(name: string): boolean {
+  return PROCESS_FILES.has(name) || name.startsWith('assent.lock.');
+}
 
 /** One file into the archive, read a chunk at a time; settles once the archive took all of it. */
 function addFile(pack: tar.Pack, header: Parameters<tar.Pack['entry']>[0], path: string): Promise<void> {
@@ -36,7 +40,7 @@ export async function packDirectory(dir: string, pack: tar.Pack): Promise<void> 
   const walk = async (relative: string) => {
     const entries = (await readdir(join(dir, relative), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
     for (const entry of entries) {
-      if (relative === '' && PROCESS_FILES.has(entry.name)) continue;
+      if (relative === '' && isProcessFile(entry.name)) continue;
       const name = relative ? `${relative}/${entry.name}` : entry.name;
       const path = join(dir, name);
       if (entry.isDirectory()) {
@@ -84,7 +88,7 @@ export async function unpackInto(source: Readable, dir: string): Promise<number>
     const name = entryPath(entry.header.name);
     const type = entry.header.type;
     const target = name === null ? dir : join(dir, name);
-    if (name !== null && !name.includes('/') && PROCESS_FILES.has(name)) {
+    if (name !== null && !name.includes('/') && isProcessFile(name)) {
       entry.resume();
     } else if (type === 'directory') {
       await mkdir(target, { recursive: true, mode: 0o700 });
