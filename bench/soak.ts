@@ -55,6 +55,8 @@ interface SoakResult {
   started_at: string;
   node: string;
   load_average_before: number[];
+  /** PostgreSQL's autovacuum setting (null on the embedded store): off, plans go stale as tables grow (src/platform/db/maintenance.ts). */
+  autovacuum: string | null;
 }
 
 const MIX: [string, number][] = [
@@ -95,7 +97,9 @@ async function soakStore(kind: 'pglite' | 'postgres', options: Required<Pick<Soa
     const config = loadConfig({ ...storeEnv, BASE_DOMAIN: 'localhost' });
     const store = await openStore(config, 'cli');
     let key: string;
+    let autovacuum: string | null = null;
     try {
+      if (store.db.kind === 'postgres') autovacuum = (await store.db.system.query<{ v: string }>(`select current_setting('autovacuum') as v`))[0]!.v;
       const accounts = createAccountsService({ db: store.db, clock: systemClock });
       await accounts.createOrganization({ slug: 'soak', name: 'Soak' });
       key = (await accounts.createApiKey('soak', { scopes: ['admin', 'grievances', 'nominees'] })).key;
@@ -252,6 +256,7 @@ async function soakStore(kind: 'pglite' | 'postgres', options: Required<Pick<Soa
       started_at: startedAt.toISOString(),
       node: process.version,
       load_average_before: loadBefore,
+      autovacuum,
     };
   } finally {
     await scratch?.drop().catch(() => {});
@@ -264,7 +269,7 @@ function markdown(r: SoakResult): string {
   return [
     `# Soak: ${r.store}, ${r.seconds} s, ${r.connections} connections (${r.started_at})`,
     '',
-    `Mix: ${Object.entries(r.mix).map(([n, w]) => `${w}% ${n}`).join(', ')}. Node ${r.node}; load average before: ${r.load_average_before.join(', ')}.`,
+    `Mix: ${Object.entries(r.mix).map(([n, w]) => `${w}% ${n}`).join(', ')}. Node ${r.node}; load average before: ${r.load_average_before.join(', ')}${r.autovacuum === null ? '' : `; PostgreSQL autovacuum ${r.autovacuum}`}.`,
     '',
     `Requests: ${r.requests.toLocaleString('en')}; errors: ${r.errors}; RSS flat (last minute within 10% of the second): ${r.rss_flat === null ? 'not judged (under 3 minutes)' : r.rss_flat ? 'yes' : 'NO'}; exit after SIGTERM: ${r.exit_code}.`,
     '',

@@ -6,6 +6,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { openStore } from './platform/db/store.js';
+import { autovacuumProblem } from './platform/db/maintenance.js';
 import { tuneHeap } from './platform/heap.js';
 import { POOL_SIZE, READ_LANES } from './platform/db/open.js';
 import { createMetrics } from './platform/metrics.js';
@@ -48,6 +49,9 @@ export async function serve(config: Config): Promise<void> {
         'ASSENT_SECRET_KEY is not set: the signing keys are sealed with a development key kept in the data directory. Set ASSENT_SECRET_KEY (assent secret generate) for production; see docs/operations.md',
       );
     }
+    // A PostgreSQL that never analyzes its tables slows down as they grow (src/platform/db/maintenance.ts).
+    const upkeep = await autovacuumProblem(store.db);
+    if (upkeep) app.log.warn({ setting: 'autovacuum' }, upkeep);
     // Organizations older than their signing key (created before migration 0018) get one now.
     const made = await app.services.accounts.ensureSigningKeys();
     if (made > 0) app.log.info({ organizations: made }, 'created receipt signing keys for existing organizations');

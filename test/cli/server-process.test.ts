@@ -2,6 +2,7 @@
 // data-directory lock, clean shutdown on SIGTERM, data surviving a restart, keys managed meanwhile.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import { storeKind } from '../support/store.js';
 import { cliJson, createCliStore, killServers, request, runCli, startServer, uniqueSlug, type CliStore, type ServerProcess } from './child.js';
@@ -53,6 +54,17 @@ test('GET /health over real HTTP: 200 {status: ok, database: ok}', async () => {
   expect(res.status).toBe(200);
   expect(res.json()).toEqual({ status: 'ok', database: 'ok' });
   expect(await server.stop()).toBe(0);
+  // A PostgreSQL that never analyzes its tables gets a warning at start naming the setting (embedded: none).
+  const warned = server.logs.find((l) => /autovacuum/.test(l.msg ?? ''));
+  if (storeKind() === 'postgres') {
+    const sql = postgres(process.env.TEST_DATABASE_URL!, { max: 1 });
+    const [setting] = await sql<{ autovacuum: string; track_counts: string }[]>`select current_setting('autovacuum') as autovacuum, current_setting('track_counts') as track_counts`;
+    await sql.end();
+    if (setting!.autovacuum === 'on' && setting!.track_counts === 'on') expect(warned).toBeUndefined();
+    else expect(warned?.msg).toMatch(/^PostgreSQL runs with (autovacuum|track_counts|autovacuum and track_counts) off: nothing analyzes the tables as they grow.*VACUUM ANALYZE on a schedule/);
+  } else {
+    expect(warned).toBeUndefined();
+  }
 });
 
 test.runIf(storeKind() === 'pglite')('embedded store: while a server holds the data directory the CLI runs in it (control socket); SIGTERM stops cleanly and frees it', async () => {
