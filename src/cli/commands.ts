@@ -20,7 +20,7 @@ import { dataDirHolder } from '../platform/db/data-dir-lock.js';
 import { createExportService, verifyExport, MANIFEST } from '../features/export/index.js';
 import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
-import type { ReceiptService } from '../features/receipts/index.js';
+import { verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
 import { generateSecretKey, MissingSecretKeyError, resolveSecretKey, SECRET_KEY_FILE } from '../platform/crypto/secret-key.js';
 import { rotateSecret } from '../platform/crypto/secret-rotation.js';
 
@@ -612,6 +612,35 @@ export const COMMANDS: Command[] = [
             (report.receipts!.issued_late ? ` (${report.receipts!.issued_late} issued late, for records written before receipts)` : '') +
             (report.receipts!.without_receipt ? `; ${report.receipts!.without_receipt} records from before receipts have none yet` : '')
           : `Export ${file} FAILED verification: ${report.problem}`,
+        data: report,
+        exitCode: report.ok ? 0 : 1,
+      };
+    },
+  },
+  {
+    name: 'receipt verify',
+    args: ['file'],
+    summary: "Check one consent receipt against the organization's public keys",
+    description:
+      'Checks a consent receipt (a file holding the compact JWS, or the JSON of GET .../receipt) with the\n' +
+      "organization's public keys, fetched from --jwks URL (its /.well-known/jwks.json) or read from a file:\n" +
+      "the signature, and that it was signed within its key's validity (not_before, not_after): a receipt\n" +
+      'back-dated before its key existed, or signed with a key after its rotation, fails. No database.\n' +
+      'Exit 0 and what the receipt says when it verifies; exit 1 naming the problem.',
+    options: {
+      jwks: { type: 'string', value: 'URL|FILE', required: true, help: "the organization's keys: https://<org host>/.well-known/jwks.json, or a saved copy" },
+      json: { ...JSON_OPTION, help: 'print {ok, problem, kid, jwks, receipt}' },
+    },
+    async offline({ args: [file], options }) {
+      const report = await verifyReceiptFile(file!, options.jwks as string);
+      const r = report.receipt;
+      return {
+        human: r
+          ? `Receipt verified with key ${report.kid} of ${report.jwks}:\n` +
+            `  ${r.action} by ${r.principal.dp_id} at ${r.collection_point.display_id} (${r.collection_point.name}) of ${r.controller.slug}, ${r.time}` +
+            (r.issued_late ? ` (issued late, ${r.issued_at})` : '') +
+            `\n  notice version ${r.notice.version}; purposes: ${r.purposes.map((p) => `${p.name ?? p.id} ${p.state}`).join(', ')}`
+          : `Receipt ${file} FAILED verification: ${report.problem}`,
         data: report,
         exitCode: report.ok ? 0 : 1,
       };

@@ -292,4 +292,32 @@ describe('verifyExport names the first problem of a tampered archive', () => {
     expect(report.ok).toBe(false);
     expect(report.problem).toMatch(/not a readable \.tar\.gz archive/);
   });
+
+  test("a receipt back-dated before its key existed (signed with today's key): named, with the key's not_before (issue 32 item 3)", async () => {
+    const org = await t.org();
+    const key = await t.key(org, ['admin']);
+    const owner = await member(org, 'owner');
+    const asset = await api(org, key, 'POST', '/api/v1/assets', { name: 'Website', kind: 'website' });
+    const point = await api(org, key, 'POST', '/api/v1/collection-points', { asset_id: asset.id, name: 'Sign-up', notice: 'n', purposes: [{ name: 'Account', required: true }] });
+    const jwks = (await t.call({ method: 'GET', url: '/.well-known/jwks.json', org })).json();
+    // The organization's clock put back a year: the record and its receipt say last year, the key is today's.
+    const now = t.clock.now();
+    t.clock.set(new Date(now.getTime() - 365 * 24 * 3_600_000));
+    let record;
+    try {
+      record = await api(org, key, 'POST', `/consent/${point.id}/consent`, { dp_id: 'dp-backdated', purposes: [{ id: point.purposes[0].id, granted: true }] });
+    } finally {
+      t.clock.set(now);
+    }
+    const archive = join(dir, 'backdated.tar.gz');
+    expect((await download(org, { authorization: `Bearer ${owner}` }, archive)).status).toBe(200);
+    const exported = JSON.parse((await archiveFiles(archive)).find((f) => f.name === 'jwks.json')!.content.toString());
+    expect(exported).toEqual(jwks);
+    expect(exported.keys[0].not_before).toBe(now.toISOString());
+    const report = await verifyExport(archive);
+    expect(report.ok).toBe(false);
+    expect(report.problem).toBe(
+      `consent record ${record.consent_id}, consent-records/000001.jsonl line 1: receipt time ${new Date(now.getTime() - 365 * 24 * 3_600_000).toISOString()} is before its key ${jwks.keys[0].kid} became valid (not_before ${now.toISOString()}): back-dated, or signed with a key that did not exist then`,
+    );
+  });
 });

@@ -902,7 +902,7 @@ export interface paths {
         };
         /**
          * The organization's public signing keys
-         * @description On the organization's host, no credentials: every Ed25519 public key it has signed consent receipts with, current and retired (a rotation keeps the old ones, so old receipts still verify), oldest first. Verify a receipt offline with this set alone (docs/api.md shows how). A host that names no organization: 404.
+         * @description On the organization's host, no credentials: every Ed25519 public key it has signed consent receipts with, current and retired (a rotation keeps the old ones, so old receipts still verify), oldest first, each with its validity: `not_before` (when it became current) and `not_after` (when a rotation retired it). A receipt whose signing time falls outside its key's validity does not verify. Verify a receipt offline with this set alone (docs/api.md shows how). A host that names no organization: 404.
          */
         get: operations["getWellKnownJwksJson"];
         put?: never;
@@ -2559,6 +2559,35 @@ export interface components {
                 offset: number;
             };
         };
+        /** PublishedSigningJwk */
+        PublishedSigningJwk: {
+            /** @enum {string} */
+            kty: "OKP";
+            /** @enum {string} */
+            crv: "Ed25519";
+            /** @description The public key, base64url */
+            x: string;
+            /** @description The key's id: its RFC 7638 thumbprint; a receipt's JWS header names it */
+            kid: string;
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @enum {string} */
+            use: "sig";
+            /**
+             * Format: date-time
+             * @description When the key became the current key: a receipt signed before it does not verify
+             */
+            not_before: string;
+            /**
+             * Format: date-time
+             * @description When a rotation retired the key (absent while it is current): a receipt signed after it does not verify
+             */
+            not_after?: string;
+        };
+        /** JsonWebKeySet */
+        JsonWebKeySet: {
+            keys: components["schemas"]["PublishedSigningJwk"][];
+        };
         /** SigningPublicJwk */
         SigningPublicJwk: {
             /** @enum {string} */
@@ -2573,10 +2602,6 @@ export interface components {
             alg: "EdDSA";
             /** @enum {string} */
             use: "sig";
-        };
-        /** JsonWebKeySet */
-        JsonWebKeySet: {
-            keys: components["schemas"]["SigningPublicJwk"][];
         };
         /** SigningKey */
         SigningKey: {
@@ -13151,7 +13176,9 @@ export interface operations {
                      *           "x": "string",
                      *           "kid": "string",
                      *           "alg": "EdDSA",
-                     *           "use": "sig"
+                     *           "use": "sig",
+                     *           "not_before": "2019-08-24T14:15:22Z",
+                     *           "not_after": "2019-08-24T14:15:22Z"
                      *         }
                      *       ]
                      *     }
