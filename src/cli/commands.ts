@@ -17,10 +17,10 @@ import { openStore } from '../platform/db/store.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { dataDirHolder } from '../platform/db/data-dir-lock.js';
-import { createExportService, verifyExport, MANIFEST } from '../features/export/index.js';
+import { createExportService, verifyExport, MANIFEST, MANIFEST_SIGNATURE } from '../features/export/index.js';
 import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
-import { verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
+import { JwksSourceError, loadJwks, verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
 import { generateSecretKey, MissingSecretKeyError, resolveSecretKey, SECRET_KEY_FILE } from '../platform/crypto/secret-key.js';
 import { rotateSecret } from '../platform/crypto/secret-rotation.js';
 
@@ -512,11 +512,11 @@ export const COMMANDS: Command[] = [
       // Absolute here: a server holding the embedded store runs the command in its own directory.
       options.out = resolvePath(options.out as string);
     },
-    async execute({ args: [slug], options }, { db, accounts }) {
+    async execute({ args: [slug], options }, { db, accounts, receipts }) {
       const org = await accounts.organizationBySlug(slug!);
       const out = options.out as string;
       const partial = `${out}.partial`;
-      const started = createExportService({ db, clock: systemClock }).exportOrganization({ id: org.id, slug: org.slug, name: org.name });
+      const started = createExportService({ db, clock: systemClock, signer: receipts().signer }).exportOrganization({ id: org.id, slug: org.slug, name: org.name });
       try {
         await Promise.all([pipeline(started.stream, createWriteStream(partial)), started.done]);
       } catch (e) {
@@ -595,20 +595,38 @@ export const COMMANDS: Command[] = [
     summary: 'Check an export offline: the sums, the audit chain and every receipt signature',
     description:
       `Checks an archive written by assent export with nothing but the file (no database, no network):\n` +
-      `every file's SHA-256 against ${MANIFEST} and no file added or missing, the audit log's hash chain\n` +
-      'from its first entry to the head export.json names, every consent receipt\'s signature against the\n' +
-      'keys in jwks.json (and that it says what its record says), and the row counts. Exit 0 when all hold;\n' +
-      'exit 1 naming the first problem found.',
-    options: { json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, audit, receipts, rows}' } },
-    async offline({ args: [file] }) {
-      const report = await verifyExport(file!);
+      `every file's SHA-256 against ${MANIFEST} and no file added or missing, the manifest's signature\n` +
+      `(${MANIFEST_SIGNATURE}, by the organization's key), the audit log's hash chain from its first entry\n` +
+      "to the head export.json names, every consent receipt's signature and key validity (and that it says\n" +
+      'what its record says), and the row counts. The keys are those of jwks.json in the archive, unless\n' +
+      "--jwks gives the organization's published ones (its /.well-known/jwks.json, or a copy kept apart):\n" +
+      "then the archive's keys must be among them, unchanged. Exit 0 when all hold; exit 1 naming the first\n" +
+      'problem found.',
+    options: {
+      jwks: { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside the archive: https://<org host>/.well-known/jwks.json, or a saved copy" },
+      json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, receipts, rows}' },
+    },
+    async offline({ args: [file], options }) {
+      let outside;
+      if (typeof options.jwks === 'string') {
+        try {
+          outside = { keys: (await loadJwks(options.jwks)).keys, source: options.jwks };
+        } catch (e) {
+          if (!(e instanceof JwksSourceError)) throw e;
+          return { human: `Export ${file} not verified: ${e.message}`, data: { ok: false, problem: e.message }, exitCode: 1 };
+        }
+      }
+      const report = await verifyExport(file!, { jwks: outside });
       const org = report.organization ? `${report.organization.slug} (${report.organization.id})` : file!;
       return {
         human: report.ok
           ? `Export of ${org}, exported ${report.exported_at}, verified:\n` +
             `  ${report.files} files match ${MANIFEST} (its SHA-256: ${report.manifest_sha256})\n` +
+            (report.manifest_signed_by
+              ? `  ${MANIFEST} signed by the organization's key ${report.manifest_signed_by} (keys from ${report.keys_from})\n`
+              : `  ${MANIFEST} is not signed (an archive of format 1)\n`) +
             `  audit chain: ${report.audit!.entries} entries${report.audit!.head ? `, head ${report.audit!.head.hash}` : ''}\n` +
-            `  receipts: ${report.receipts!.verified} signatures verified with the ${report.receipts!.keys} key(s) of jwks.json` +
+            `  receipts: ${report.receipts!.verified} signatures verified with the key(s) of ${report.keys_from}` +
             (report.receipts!.issued_late ? ` (${report.receipts!.issued_late} issued late, for records written before receipts)` : '') +
             (report.receipts!.without_receipt ? `; ${report.receipts!.without_receipt} records from before receipts have none yet` : '')
           : `Export ${file} FAILED verification: ${report.problem}`,

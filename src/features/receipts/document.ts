@@ -142,20 +142,28 @@ export const KEY_VALIDITY_SKEW_MS = 60_000;
 
 /** The receipt's signing time (a late receipt's `issued_at`, otherwise its `time`) against its key's validity. */
 function validityProblem(receipt: ConsentReceipt, kid: string, jwks: JSONWebKeySet): string | null {
-  const key = jwks.keys.find((k) => k.kid === kid) as Partial<PublishedJwk> | undefined;
   const signedAt = Date.parse(receipt.issued_late ? (receipt.issued_at ?? '') : receipt.time);
   if (Number.isNaN(signedAt)) return `receipt has no valid ${receipt.issued_late ? 'issued_at' : 'time'}`;
   if (receipt.issued_late && Date.parse(receipt.time) > signedAt + KEY_VALIDITY_SKEW_MS) return `late receipt's time ${receipt.time} is after its issued_at ${receipt.issued_at}`;
-  const what = receipt.issued_late ? `issued_at ${receipt.issued_at}` : `time ${receipt.time}`;
+  return keyValidityProblem(jwks, kid, signedAt, `receipt ${receipt.issued_late ? `issued_at ${receipt.issued_at}` : `time ${receipt.time}`}`);
+}
+
+/**
+ * Whether a signature made at `signedAt` (ms) by key `kid` falls within that key's validity in the
+ * JWKS (with KEY_VALIDITY_SKEW_MS of tolerance); null when it does or the JWKS gives no validity.
+ * `what` names the signed thing and its time in the message ("receipt time 2026-…").
+ */
+export function keyValidityProblem(jwks: JSONWebKeySet, kid: string, signedAt: number, what: string): string | null {
+  const key = jwks.keys.find((k) => k.kid === kid) as Partial<PublishedJwk> | undefined;
   if (key?.not_before !== undefined) {
     const from = Date.parse(key.not_before);
     if (Number.isNaN(from)) return `key ${kid} has an unreadable not_before ${String(key.not_before)}`;
-    if (signedAt < from - KEY_VALIDITY_SKEW_MS) return `receipt ${what} is before its key ${kid} became valid (not_before ${key.not_before}): back-dated, or signed with a key that did not exist then`;
+    if (signedAt < from - KEY_VALIDITY_SKEW_MS) return `${what} is before its key ${kid} became valid (not_before ${key.not_before}): back-dated, or signed with a key that did not exist then`;
   }
   if (key?.not_after !== undefined) {
     const to = Date.parse(key.not_after);
     if (Number.isNaN(to)) return `key ${kid} has an unreadable not_after ${String(key.not_after)}`;
-    if (signedAt > to + KEY_VALIDITY_SKEW_MS) return `receipt ${what} is after its key ${kid} was retired (not_after ${key.not_after}): signed with a retired key`;
+    if (signedAt > to + KEY_VALIDITY_SKEW_MS) return `${what} is after its key ${kid} was retired (not_after ${key.not_after}): signed with a retired key`;
   }
   return null;
 }

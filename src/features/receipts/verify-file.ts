@@ -39,42 +39,46 @@ async function readReceipt(file: string): Promise<string> {
   return text;
 }
 
-async function readJwks(source: string): Promise<JSONWebKeySet> {
+/** What went wrong getting a JWKS from a URL or a file, in words. */
+export class JwksSourceError extends Error {}
+
+/** A JWK Set from a URL (fetched, 10 s at most) or a file: the organization's keys as a verifier gets them. */
+export async function loadJwks(source: string): Promise<JSONWebKeySet> {
   let text: string;
   if (/^https?:\/\//i.test(source)) {
     let res: Response;
     try {
       res = await fetch(source, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
     } catch (e) {
-      throw new Problem(`could not fetch the keys at ${source}: ${((e as Error).cause as Error | undefined)?.message ?? (e as Error).message}`);
+      throw new JwksSourceError(`could not fetch the keys at ${source}: ${((e as Error).cause as Error | undefined)?.message ?? (e as Error).message}`);
     }
-    if (!res.ok) throw new Problem(`the keys at ${source} answered ${res.status}: give the organization's /.well-known/jwks.json`);
+    if (!res.ok) throw new JwksSourceError(`the keys at ${source} answered ${res.status}: give the organization's /.well-known/jwks.json`);
     text = await res.text();
   } else {
     try {
       text = await readFile(source, 'utf8');
     } catch (e) {
-      throw new Problem(`cannot read the keys file ${source}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new JwksSourceError(`cannot read the keys file ${source}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   }
   let jwks: JSONWebKeySet;
   try {
     jwks = JSON.parse(text) as JSONWebKeySet;
   } catch {
-    throw new Problem(`the keys at ${source} are not JSON`);
+    throw new JwksSourceError(`the keys at ${source} are not JSON`);
   }
-  if (!Array.isArray(jwks?.keys)) throw new Problem(`the keys at ${source} are not a JWK Set ({"keys": [...]})`);
+  if (!Array.isArray(jwks?.keys)) throw new JwksSourceError(`the keys at ${source} are not a JWK Set ({"keys": [...]})`);
   return jwks;
 }
 
 export async function verifyReceiptFile(file: string, jwksSource: string): Promise<ReceiptFileReport> {
   const report: ReceiptFileReport = { ok: false, problem: null, kid: null, jwks: jwksSource, receipt: null };
   try {
-    const [jws, jwks] = await Promise.all([readReceipt(file), readJwks(jwksSource)]);
+    const [jws, jwks] = await Promise.all([readReceipt(file), loadJwks(jwksSource)]);
     const { receipt, kid } = await verifyReceipt(jws, jwks);
     Object.assign(report, { ok: true, kid, receipt });
   } catch (e) {
-    if (!(e instanceof Problem || e instanceof ReceiptVerificationError)) throw e;
+    if (!(e instanceof Problem || e instanceof JwksSourceError || e instanceof ReceiptVerificationError)) throw e;
     report.problem = e.message;
   }
   return report;
