@@ -282,12 +282,14 @@ export const COMMANDS: Command[] = [
       "its user must own the tables (the user that ran the migrations: use a new database). After the copy\n" +
       "each table's rows are counted on both sides and every organization's audit chain is verified on the\n" +
       'target; any difference fails the copy (exit 1) and, before the commit, leaves the target empty.\n' +
-      'Stop the server first (the data directory must be free), then serve the copy:\n' +
+      'Stop the server first (the data directory must be free), then serve the copy with the secret that\n' +
+      'sealed its signing keys (ASSENT_SECRET_KEY, or when it was unset the key in DATA_DIR/secret.key):\n' +
       '  assent store copy --to postgres://assent:secret@db.internal:5432/assent\n' +
+      '  export ASSENT_SECRET_KEY="$(cat data/secret.key)"    # unless ASSENT_SECRET_KEY was already set\n' +
       '  DATABASE_URL=postgres://assent:secret@db.internal:5432/assent npm start',
     options: {
       to: { type: 'string', value: 'postgres://USER:PASSWORD@HOST:5432/DB', required: true, help: 'the target database (required)' },
-      json: { ...JSON_OPTION, help: 'print {tables: [{table, rows}], organizations: [{slug, entries, head}]}' },
+      json: { ...JSON_OPTION, help: 'print {tables: [{table, rows}], organizations: [{slug, entries, head}], secret_key: {from, file}}' },
     },
     check({ options }) {
       if (!/^postgres(ql)?:\/\//.test(options.to as string)) throw new UsageError('--to takes a PostgreSQL URL: postgres://USER:PASSWORD@HOST:5432/DB');
@@ -309,7 +311,7 @@ export const COMMANDS: Command[] = [
         throw e;
       }
       try {
-        await migrate(target, { checkTenantRole: config.rls });
+        await migrate(target, { checkTenantRole: config.rls, advice: { setting: '--to', rerun: 'assent store copy' } });
         const orgs = await db.system.query<{ id: string; slug: string }>('select id, slug from organizations order by slug');
         const before = new Map<string, Awaited<ReturnType<typeof verifyAuditChain>>>();
         for (const org of orgs) before.set(org.id, await verifyAuditChain(db, org.id));
@@ -325,6 +327,13 @@ export const COMMANDS: Command[] = [
           }
           organizations.push({ slug: org.slug, entries: copied.entries, head: copied.head?.hash ?? null, ok: copied.ok });
         }
+        // The secret that sealed the copied keys: ASSENT_SECRET_KEY, or the embedded store's development key file.
+        const keyFile = join(config.dataDir, SECRET_KEY_FILE);
+        const secretKey: { from: 'ASSENT_SECRET_KEY' | 'file' | 'none'; file: string | null } = config.secretKey
+          ? { from: 'ASSENT_SECRET_KEY', file: null }
+          : existsSync(keyFile)
+            ? { from: 'file', file: resolve(keyFile) }
+            : { from: 'none', file: null };
         const broken = organizations.filter((o) => !o.ok).map((o) => o.slug);
         const rows = tables.reduce((n, t) => n + t.rows, 0);
         return {
@@ -333,8 +342,15 @@ export const COMMANDS: Command[] = [
             `\n\nCopied ${rows} rows in ${tables.length} tables; counts match on both sides. ` +
             `Audit chains of ${organizations.length} organization${organizations.length === 1 ? '' : 's'} verified on the target, heads as in the source.` +
             (broken.length ? `\nWarning: the audit chains of ${broken.join(', ')} were already broken in the source and were copied as they are (assent audit verify names the entry).` : '') +
-            `\nNext: stop using DATA_DIR and start the server with DATABASE_URL set to the target.`,
-          data: { tables, organizations },
+            `\nNext: stop using DATA_DIR and start the server with DATABASE_URL set to the target` +
+            (secretKey.from === 'ASSENT_SECRET_KEY'
+              ? ' and ASSENT_SECRET_KEY as it is now: it seals the signing keys and webhook secrets just copied.'
+              : secretKey.from === 'file'
+                ? `, and ASSENT_SECRET_KEY set to the key in ${secretKey.file}: it seals the signing keys just copied, ` +
+                  `and a server on PostgreSQL does not read DATA_DIR (it refuses to start without ASSENT_SECRET_KEY). Keep it with your other secrets:\n` +
+                  `  export ASSENT_SECRET_KEY="$(cat ${secretKey.file})"`
+                : ', and ASSENT_SECRET_KEY set (assent secret generate): a server on PostgreSQL refuses to start without it.'),
+          data: { tables, organizations, secret_key: secretKey },
         };
       } finally {
         await target.close();

@@ -1236,7 +1236,7 @@ export interface paths {
         };
         /**
          * The contact person (DPDP Rule 9)
-         * @description Whom data principals can contact about their data: the Data Protection Officer or the person the organization names. Any valid key of the organization (any scope), a member's token, or a data principal's token. 404 `No contact person configured` when none is set.
+         * @description Whom data principals can contact about their data: the Data Protection Officer or the person the organization names. With it, the organization's grievance response period `grievance_period_days` (contract §10; `PATCH /api/v1/organization` sets it). Any valid key of the organization (any scope), a member's token, or a data principal's token. 404 `No contact person configured` when none is set.
          */
         get: operations["getDpo"];
         put?: never;
@@ -1380,7 +1380,7 @@ export interface paths {
         };
         /**
          * The contact person (SDK)
-         * @description As `GET /dpo`: any key of the organization (an `sdk` key included) or the person's token; 404 when none is configured.
+         * @description As `GET /dpo` (the contact person and `grievance_period_days`): any key of the organization (an `sdk` key included) or the person's token; 404 when none is configured.
          */
         get: operations["getInternalDpo"];
         put?: never;
@@ -2830,6 +2830,26 @@ export interface components {
             /** @description The organization's contact person (DPDP Rule 9); null when none is configured */
             contact: components["schemas"]["ContactPerson"] | null;
             /** @description Days the organization takes at most to answer a ticket */
+            grievance_period_days: number;
+        };
+        /** DataProtectionContact */
+        DataProtectionContact: {
+            /** Format: uuid */
+            id: string;
+            full_name: string;
+            email: string;
+            phone: string | null;
+            /** Format: date-time */
+            appointment_date: string | null;
+            qualifications: string | null;
+            responsibilities: string | null;
+            working_hours: string | null;
+            response_time: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Days the organization takes at most to answer a grievance (DPDP Rule 14(3)); set with `PATCH /api/v1/organization` */
             grievance_period_days: number;
         };
         /** SdkPurpose */
@@ -16391,10 +16411,11 @@ export interface operations {
                      *       "working_hours": "string",
                      *       "response_time": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "grievance_period_days": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["ContactPerson"];
+                    "application/json": components["schemas"]["DataProtectionContact"];
                 };
             };
             /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
@@ -17819,10 +17840,11 @@ export interface operations {
                      *       "working_hours": "string",
                      *       "response_time": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "grievance_period_days": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["ContactPerson"];
+                    "application/json": components["schemas"]["DataProtectionContact"];
                 };
             };
             /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
