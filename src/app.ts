@@ -244,6 +244,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db,
     clock,
     consents,
+    contactPerson: (orgId) => dataPrincipals.contactPersonOrNull(orgId),
     organizations,
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
