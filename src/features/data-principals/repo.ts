@@ -226,7 +226,7 @@ export function profileRepo(tx: PrincipalTx) {
  * Queues a message about a ticket to the data principal who filed it, by SMS to their phone on file or
  * else by email, in one statement that reads nothing back (so it rides in the batch of the change):
  * nothing is queued when they have no contact on file. `{contact}` in the text becomes the contact person
- * ("name, email"), or `noContact` when none is configured.
+ * ("Contact person: name, email"), or `noContact` (how to reach the organization) when none is configured.
  */
 export async function queueTicketNotice(
   tx: TenantTx,
@@ -235,7 +235,7 @@ export async function queueTicketNotice(
   await tx.query(
     `insert into outbound_messages (org_id, id, channel, recipient, body, status, next_attempt_at, created_at)
      select $1::uuid, $2::uuid, case when c.phone is not null then 'sms' else 'email' end, coalesce(c.phone, c.email),
-            replace($5::text, '{contact}', coalesce((select d.full_name || ', ' || d.email from dpo_contacts d where d.org_id = $1::uuid), $6::text)),
+            replace($5::text, '{contact}', coalesce((select 'Contact person: ' || d.full_name || ', ' || d.email from dpo_contacts d where d.org_id = $1::uuid), $6::text)),
             'queued', $4::timestamptz, $4::timestamptz
        from grievances g
        join data_principal_contacts c on c.org_id = g.org_id and c.dp_id = g.client_user_id
