@@ -184,6 +184,14 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/api/v1/webhooks/:id/test', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/webhooks/${f.webhookId}/test`, isolation: webhookGone },
   { method: 'GET', path: '/api/v1/webhooks/:id/deliveries', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/webhooks/${f.webhookId}/deliveries`, isolation: webhookGone },
   {
+    method: 'GET',
+    path: '/api/v1/webhooks/:id/deliveries/:delivery_id/attempts',
+    scope: 'admin',
+    bearer: OWNER_ADMIN,
+    url: (f) => `/api/v1/webhooks/${f.webhookId}/deliveries/${f.deliveryId}/attempts`,
+    isolation: webhookGone,
+  },
+  {
     method: 'POST',
     path: '/api/v1/webhooks/:id/deliveries/:delivery_id/retry',
     scope: 'admin',
