@@ -2,12 +2,29 @@
 // The `assent` command. In a checkout it first builds what is older than its sources: dist/ (the
 // server, from src/) and web/dist/ (the dashboard, from web/), so `npm start` and `npx assent` always
 // run the code you see.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+// The Node this package needs (package.json engines, ">=22.13.0": Node 22 LTS or newer), checked before
+// anything is built or run, so an older Node gets one line saying what to install rather than an error
+// from deep inside a dependency.
+{
+  const range = JSON.parse(readFileSync(`${root}package.json`, 'utf8')).engines.node;
+  const needed = /^>=\s*(\d+)\.(\d+)\.(\d+)$/.exec(range.trim())?.slice(1).map(Number);
+  const found = process.versions.node.split('.').map(Number);
+  const older = needed && (found[0] - needed[0] || found[1] - needed[1] || found[2] - needed[2]) < 0;
+  if (older) {
+    process.stderr.write(
+      `assent: Node.js ${needed.join('.')} or newer is needed (Node 22 LTS or newer; package.json engines "${range}"), ` +
+        `but this is Node.js ${process.versions.node} (${process.execPath}). Install Node 22 or newer (nvm install reads .nvmrc) and run assent with it.\n`,
+    );
+    process.exit(1);
+  }
+}
 
 function newestMtime(path) {
   if (!statSync(path).isDirectory()) return statSync(path).mtimeMs;

@@ -13,8 +13,11 @@ import { createMetrics } from './platform/metrics.js';
 import { MissingSecretKeyError, resolveSecretKey } from './platform/crypto/secret-key.js';
 import { sealedKeyProblem } from './platform/crypto/secret-rotation.js';
 import { listenControl, type ControlServer } from './cli/control-socket.js';
+import { assertPortFree } from './platform/http/port-check.js';
 
 export async function serve(config: Config): Promise<void> {
+  // Before the store is opened: on the embedded store opening creates DATA_DIR, migrates it and (below) a secret key.
+  await assertPortFree(config.port, config.host);
   tuneHeap(config);
   const store = await openStore(config, 'server');
   // ASSENT_SECRET_KEY seals the receipt signing keys: required on PostgreSQL; on the embedded store a

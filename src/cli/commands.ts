@@ -746,7 +746,7 @@ export function globalHelp(): string {
   return (
     'Usage: assent <command> [options]\n\n' +
     `Commands:\n${commandList(COMMANDS)}\n\n` +
-    'assent <command> --help shows a command\'s options; assent --version its version.\n' +
+    'assent <command> --help shows a command\'s options; assent --version (or -v) its version.\n' +
     'The store is the server\'s: DATABASE_URL (PostgreSQL) when set, else the embedded store in DATA_DIR (./data).\n'
   );
 }

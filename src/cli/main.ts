@@ -14,6 +14,7 @@ import { TenantRoleError } from '../platform/db/tenant-role.js';
 import { StoreCopyError } from '../platform/db/copy.js';
 import { BackupError } from '../platform/db/backup.js';
 import { SecretRotationError } from '../platform/crypto/secret-rotation.js';
+import { PortInUseError } from '../platform/http/port-check.js';
 import { AppError } from '../platform/http/errors.js';
 import { systemClock } from '../platform/clock.js';
 import { createAccountsService, createUserService } from '../features/accounts/index.js';
@@ -138,13 +139,22 @@ async function stopServer(config: Config, timeoutMs = 20_000): Promise<CommandOu
 }
 
 async function run(argv: string[], config: () => Config): Promise<number> {
-  const loose = parseArgs({ args: argv, allowPositionals: true, strict: false, options: { ...ALL_OPTIONS, help: { type: 'boolean', short: 'h' } } });
+  const loose = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+    options: { ...ALL_OPTIONS, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+  });
   const words = loose.positionals;
-  if (loose.values.version && words.length === 0) {
-    process.stdout.write(`assent ${version()}\n`);
-    return 0;
-  }
   if (words.length === 0) {
+    // `assent --version` and `assent -v` (as node -v, npm -v); any other option alone is named, not ignored.
+    const unknown = loose.tokens.find((t) => t.kind === 'option' && t.name !== 'help' && t.name !== 'version');
+    if (unknown?.kind === 'option') throw new UsageError(`Unknown option "${unknown.rawName}".\n\n${globalHelp()}`);
+    if (loose.values.version) {
+      process.stdout.write(`assent ${version()}\n`);
+      return 0;
+    }
     process.stdout.write(globalHelp());
     return loose.values.help ? 0 : 2;
   }
@@ -172,11 +182,19 @@ async function run(argv: string[], config: () => Config): Promise<number> {
     return 0;
   }
 
-  const strict = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { ...Object.fromEntries(Object.entries(command.options).map(([name, spec]) => [name, { type: spec.type }])), help: { type: 'boolean', short: 'h' } },
-  });
+  const commandOptions = { ...Object.fromEntries(Object.entries(command.options).map(([name, spec]) => [name, { type: spec.type }])), help: { type: 'boolean' as const, short: 'h' } };
+  // An option the command does not take is named in a sentence of ours (parseArgs' own says more than it
+  // should and prints an unbalanced quote).
+  const { tokens } = parseArgs({ args: argv, allowPositionals: true, strict: false, tokens: true, options: commandOptions });
+  const unknown = tokens.find((t) => t.kind === 'option' && !(t.name in commandOptions));
+  if (unknown?.kind === 'option') {
+    const takes = Object.keys(command.options).map((o) => `--${o}`);
+    throw new UsageError(
+      `Unknown option "${unknown.rawName}" for assent ${command.name}` +
+        (takes.length ? ` (it takes ${takes.join(', ')}; assent ${command.name} --help says more)` : ` (it takes no options; assent ${command.name} --help says more)`),
+    );
+  }
+  const strict = parseArgs({ args: argv, allowPositionals: true, options: commandOptions });
   const args = strict.positionals.slice(command.name.split(' ').length);
   if (args.length < command.args.length || args.length > command.args.length + (command.optionalArgs?.length ?? 0)) throw new UsageError(`Usage: ${usageLine(command)}\n(assent ${command.name} --help says more)`);
   const options = strict.values as Values;
@@ -223,7 +241,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       e instanceof TenantRoleError ||
       e instanceof StoreCopyError ||
       e instanceof BackupError ||
-      e instanceof SecretRotationError
+      e instanceof SecretRotationError ||
+      e instanceof PortInUseError
     ) {
       process.stderr.write(`assent: ${e.message}\n`);
       return 1;

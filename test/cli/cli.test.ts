@@ -1,7 +1,8 @@
 // Contract §6, the `assent` command: run for real (node bin/assent.mjs) on this project's store.
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { listMigrations } from '../../src/platform/db/migrate.js';
@@ -233,17 +234,30 @@ describe('usage', () => {
     }
   });
 
-  test('an unknown option: exit 2', async () => {
+  test('an unknown option: exit 2, one sentence of ours naming it and what the command takes (issue 30 item 5: not parseArgs\' text with its unclosed quote)', async () => {
     const r = await runCli(['org', 'create', uniqueSlug(), '--colour'], env);
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/--colour/);
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'assent: Unknown option "--colour" for assent org create (it takes --name, --json; assent org create --help says more)\n',
+    });
+    const serve = await runCli(['serve', '--port', '3000'], env);
+    expect(serve).toEqual({ code: 2, stdout: '', stderr: 'assent: Unknown option "--port" for assent serve (it takes no options; assent serve --help says more)\n' });
+    const short = await runCli(['key', 'list', 'acme', '-x'], env);
+    expect(short).toEqual({ code: 2, stdout: '', stderr: 'assent: Unknown option "-x" for assent key list (it takes --json; assent key list --help says more)\n' });
+    // Alone, an unknown option is named before the usage.
+    const alone = await runCli(['--colour'], env);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/^assent: Unknown option "--colour"\.\n\nUsage: assent <command>/);
+    for (const out of [r, serve, short, alone]) expect(out.stderr.split('\n')[0]).not.toContain("'");
   });
 });
 
 describe('help, version and groups (issue 20 item 7)', () => {
-  test('--version and `assent version` print the package version; exit 0', async () => {
+  test('--version, -v and `assent version` print the package version; exit 0', async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-    for (const args of [['--version'], ['version']]) {
+    // -v too, as node -v and npm -v (issue 30 item 5: it printed the usage without a word).
+    for (const args of [['--version'], ['version'], ['-v']]) {
       const r = await runCli(args, env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe(`assent ${version}\n`);
@@ -263,6 +277,30 @@ describe('help, version and groups (issue 20 item 7)', () => {
     // -h and `assent help <command>` say the same.
     expect((await runCli(['key', 'list', '-h'], env)).stdout).toBe(answers[COMMANDS.findIndex((c) => c.name === 'key list')]!.stdout);
     expect((await runCli(['help', 'key', 'list'], env)).stdout).toBe(answers[COMMANDS.findIndex((c) => c.name === 'key list')]!.stdout);
+  });
+
+  test('serve on a port in use says so before anything is created: no data directory, no secret key, exit 1 (issue 30 item 5)', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    const dataDir = join(tmpdir(), `assent-port-${uniqueSlug()}`);
+    try {
+      for (const host of ['127.0.0.1', '0.0.0.0']) {
+        const r = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(port), HOST: host, ASSENT_SECRET_KEY: '' }, 30_000);
+        expect(r).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `assent: port ${port} is already in use (${host}): stop the other server or set PORT. Nothing was started or created.\n`,
+        });
+        expect(existsSync(dataDir), host).toBe(false);
+      }
+      // On PostgreSQL the same, before the database is opened (an unreachable one is never tried).
+      const pg = await runCli(['serve'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:9/none', PORT: String(port), HOST: '127.0.0.1' }, 30_000);
+      expect([pg.code, pg.stderr]).toEqual([1, `assent: port ${port} is already in use (127.0.0.1): stop the other server or set PORT. Nothing was started or created.\n`]);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   test('serve --help starts nothing: exit 0 at once, the port stays closed, no data directory is made', async () => {
