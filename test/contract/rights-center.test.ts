@@ -193,7 +193,7 @@ describe('sign-in with a code', () => {
     expect(await lastCodeFor(a, '+919999999999')).toBeNull();
     const wrong = await b.post('/rights/sign-in/verify', { contact: '+919999999999', code: '123456' });
     expect(wrong.statusCode).toBe(401);
-    expect(main(wrong.body)).toContain('<p class="alert" role="alert">That code is not right, or it has expired. Check it, or send a new code.</p>');
+    expect(main(wrong.body)).toContain('<p class="alert" role="alert" id="code-error">That code is not right, or it has expired. Check it, or send a new code.</p>');
     const bad = await b.post('/rights/sign-in', { contact: '12345' });
     expect(bad.statusCode).toBe(400);
     expect(main(bad.body)).toContain('<p class="alert" role="alert">Enter a phone number (10 digits, or + and the country code) or an email address.</p>');
@@ -210,12 +210,17 @@ describe('sign-in with a code', () => {
     const wrong = await b.post('/rights/sign-in/verify', { contact: '+919800000003', code: code === '000000' ? '111111' : '000000' });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.headers['set-cookie']).toBeUndefined();
+    // The error alone (no "a code is on its way" beside it); the field is invalid and described by it (issue 30).
+    expect(main(wrong.body)).toContain('<p class="alert" role="alert" id="code-error">That code is not right, or it has expired. Check it, or send a new code.</p>');
+    expect(main(wrong.body)).not.toContain('class="ok"');
+    expect(main(wrong.body)).toContain('maxlength="6" required aria-invalid="true" aria-describedby="code-error">');
     t.clock.advance(10_000);
     const again = await b.post('/rights/sign-in', { contact: '+919800000003' });
     expect(again.statusCode).toBe(429);
     expect(again.headers['retry-after']).toBe('20');
-    expect(main(again.body)).toContain('<p class="alert" role="alert">A code was sent a moment ago. Please wait 20 seconds before asking for another.</p>');
+    expect(main(again.body)).toContain('<p class="alert" role="alert" id="code-error">A code was sent a moment ago. Please wait 20 seconds before asking for another.</p>');
     expect(main(again.body)).toContain('<label for="code">6-digit code</label>');
+    expect(main(again.body)).not.toContain('aria-invalid');
     // The first code still works.
     expect((await b.post('/rights/sign-in/verify', { contact: '+919800000003', code })).statusCode).toBe(303);
   });
@@ -649,6 +654,10 @@ describe('requests (grievance tickets)', () => {
     expect(hindi).toContain('(2 दिन की देरी; अनुरोध रुका होने तक समय की गिनती रुकी है) <span class="badge overdue">समय सीमा पार</span>');
     expect(hindi).toContain('<p class="notice">स्थिति खुला से बदलकर रुका हुआ की गई</p>');
     expect(hindi).not.toContain('Status changed');
+    // Every time in Hindi is Hindi throughout: a 24-hour clock and the zone in Devanagari (issue 30).
+    const hindiTimes = [...hindi.matchAll(/<time datetime="[^"]+">([^<]+)<\/time>/g)].map((x) => x[1]!);
+    expect(hindiTimes.length).toBeGreaterThan(2);
+    for (const when of hindiTimes) expect(when).toMatch(/^\d{1,2} [\u0900-\u097F]+ \d{4} को \d{2}:\d{2}:\d{2} बजे \(यूटीसी\)$/);
     expect(main((await b.get('/rights/requests?lang=hi')).body)).toContain('उत्तर की अंतिम तिथि: <time');
 
     // Answered: no clock on the list; the page says so.
