@@ -273,7 +273,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => grievanceOverdue.stop());
   app.decorate('grievanceOverdue', grievanceOverdue);
   registerAudit(app, { db, clock });
-  registerExport(app, { db, clock });
+  registerExport(app, { db, clock, signer: receipts.signer });
   // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
   const webhookSecrets = secretBox(config.secretKey);
   const webhookPolicy: AddressPolicy = {

@@ -246,6 +246,16 @@ export function contactPersonRepo(tx: TenantTx) {
       return rows[0] ?? null;
     },
 
+    /** The contact person with the organization's grievance period (GET /dpo, contract §10), in one statement; null when none is set. */
+    async getWithPeriod(): Promise<(ContactPersonRow & { grievance_period_days: number }) | null> {
+      const rows = await tx.query<ContactPersonRow & { grievance_period_days: number }>(
+        `select c.*, (select o.grievance_period_days from organizations o where o.id = $1::uuid) as grievance_period_days
+           from (select ${CONTACT_PERSON_COLUMNS} from dpo_contacts where org_id = $1::uuid) c`,
+        [tx.orgId],
+      );
+      return rows[0] ?? null;
+    },
+
     /** Sets the contact person (every field: absent optional ones become null); answers whether it was new. */
     async put(p: Omit<ContactPersonRow, 'created_at' | 'updated_at'>, at: Date): Promise<ContactPersonRow & { created: boolean }> {
       const rows = await tx.query<ContactPersonRow & { created: boolean }>(

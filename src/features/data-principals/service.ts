@@ -293,9 +293,9 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
       };
     },
 
-    /** The organization's contact person (DPDP Rule 9); 404 when none is configured. */
+    /** The organization's contact person (DPDP Rule 9) and its grievance period (contract §10); 404 when no contact person is configured. */
     async contactPerson(ctx: Pick<TenantContext, 'orgId'>) {
-      const row = await contactPersonRepo(tenantReads(db, ctx.orgId)).get();
+      const row = await contactPersonRepo(tenantReads(db, ctx.orgId)).getWithPeriod();
       if (!row) throw new AppError('not_found', 'No contact person configured');
       return row;
     },

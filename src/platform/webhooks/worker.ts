@@ -78,7 +78,21 @@ interface Outcome {
   ok: boolean;
   status: number | null;
   error: string | null;
+  /** When the attempt was sent, and how long until its answer (or failure). */
+  startedAt?: Date;
+  durationMs?: number;
 }
+
+/**
+ * The attempt's row in webhook_attempts (the delivery log keeps every attempt), as a CTE of the statement
+ * that records it on the delivery: `$1` org, `$2` delivery, `$status` and `$error` as that statement
+ * has them, then four parameters from `$first` on: attempt number, endpoint, start, duration.
+ */
+const logAttempt = (status: number, error: number, first: number): string =>
+  `log as (
+    insert into webhook_attempts (org_id, delivery_id, attempt, endpoint_id, attempted_at, duration_ms, response_status, error)
+    values ($1::uuid, $2::uuid, $${first}::int, $${first + 1}::uuid, $${first + 2}::timestamptz, $${first + 3}::int, $${status}::int, $${error}::text)
+    on conflict do nothing)`;
 
 export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
   const { db, clock, secrets, policy, log } = deps;
@@ -181,6 +195,8 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     let outcome: Outcome;
     const abort = new AbortController();
     aborts.add(abort);
+    const startedAt = clock.now();
+    const started = performance.now();
     try {
       // The signature's timestamp is the attempt's time (the library signs id.timestamp.body).
       const timestamp = clock.now();
@@ -192,18 +208,21 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     } finally {
       aborts.delete(abort);
     }
-    return record(d, outcome);
+    return record(d, { ...outcome, startedAt, durationMs: Math.round(performance.now() - started) });
   }
 
   async function record(d: Claimed, o: Outcome): Promise<'delivered' | 'retrying' | 'failed'> {
     const now = clock.now();
     const error = o.error?.slice(0, 500) ?? null;
+    // The attempt's number, endpoint, start and duration (logAttempt).
+    const logged = [d.attempts, d.endpoint_id, o.startedAt ?? now, o.durationMs ?? 0];
     if (o.ok) {
       await db.system.query(
-        `update webhook_deliveries set status = 'delivered', delivered_at = $3::timestamptz, in_flight_until = null,
-                last_response_status = $4::int, last_error = null
+        `with ${logAttempt(4, 5, 6)}
+         update webhook_deliveries set status = 'delivered', delivered_at = $3::timestamptz, in_flight_until = null,
+                last_response_status = $4::int, last_error = $5::text
           where org_id = $1::uuid and id = $2::uuid`,
-        [d.org_id, d.id, now, o.status],
+        [d.org_id, d.id, now, o.status, null, ...logged],
       );
       return 'delivered';
     }
@@ -211,24 +230,26 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     const next = new Date(now.getTime() + webhookRetryDelayMs(d.attempts));
     if (next.getTime() <= new Date(d.created_at).getTime() + RETRY_WINDOW_MS) {
       await db.system.query(
-        `update webhook_deliveries set next_attempt_at = $3::timestamptz, in_flight_until = null, last_response_status = $4::int, last_error = $5::text
+        `with ${logAttempt(4, 5, 6)}
+         update webhook_deliveries set next_attempt_at = $3::timestamptz, in_flight_until = null, last_response_status = $4::int, last_error = $5::text
           where org_id = $1::uuid and id = $2::uuid`,
-        [d.org_id, d.id, next, o.status, error],
+        [d.org_id, d.id, next, o.status, error, ...logged],
       );
       return 'retrying';
     }
-    await giveUp(d, o.status, error ?? 'failed', now);
+    await giveUp(d, o.status, error ?? 'failed', now, logged);
     return 'failed';
   }
 
   // The delivery fails; the endpoint is disabled (and its owners emailed) when it has delivered nothing
   // since this delivery's event: 3 days of failures. One transaction, so the email goes with the change.
-  async function giveUp(d: Claimed, status: number | null, error: string, now: Date): Promise<void> {
+  async function giveUp(d: Claimed, status: number | null, error: string, now: Date, logged: unknown[]): Promise<void> {
     await db.system.transaction(async (tx) => {
       await tx.query(
-        `update webhook_deliveries set status = 'failed', in_flight_until = null, last_response_status = $3::int, last_error = $4::text
+        `with ${logAttempt(3, 4, 5)}
+         update webhook_deliveries set status = 'failed', in_flight_until = null, last_response_status = $3::int, last_error = $4::text
           where org_id = $1::uuid and id = $2::uuid`,
-        [d.org_id, d.id, status, error],
+        [d.org_id, d.id, status, error, ...logged],
       );
       const disabled = await tx.query<{ url: string }>(
         `update webhook_endpoints e set enabled = false, disabled_at = $3::timestamptz, updated_at = $3::timestamptz,
