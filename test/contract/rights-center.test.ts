@@ -308,6 +308,25 @@ describe('sign-in with ?token=', () => {
     expect(ended).toEqual([{ ended: true }]);
   });
 
+  test("a new sign-in deletes the person's expired and ended sessions; live ones and other people's stay (migration 0036)", async () => {
+    const a = await t.tenant();
+    const ended = await signedIn(a, 'dp-1');
+    expect((await ended.post('/rights/sign-out?lang=en')).statusCode).toBe(303);
+    await browser(a).get(`/rights?token=${(await api(a, 'POST', '/api/v1/data-principals/dp-1/tokens', { ttl_seconds: 60 })).access_token}`);
+    const live = await signedIn(a, 'dp-1');
+    await signedIn(a, 'dp-2');
+    const count = async () => t.db.system.query<{ dp_id: string; n: number }>('select dp_id, count(*)::int as n from rights_center_sessions where org_id = $1 group by dp_id order by dp_id', [a.id]);
+    // The ended one went at the next sign-in; the 60-second one and the live one remain.
+    expect(await count()).toEqual([{ dp_id: 'dp-1', n: 2 }, { dp_id: 'dp-2', n: 1 }]);
+    t.clock.advance(61_000);
+    await signedIn(a, 'dp-1');
+    // The expired one is gone; the live one and the new one remain; dp-2's is untouched.
+    expect(await count()).toEqual([{ dp_id: 'dp-1', n: 2 }, { dp_id: 'dp-2', n: 1 }]);
+    const expired = await t.db.system.query('select 1 from rights_center_sessions where org_id = $1 and expires_at <= $2', [a.id, t.clock.now()]);
+    expect(expired).toEqual([]);
+    expect(main((await live.get('/rights')).body)).toContain('<h1>Your consents</h1>');
+  });
+
   test('sign-out drops the token; the next page is the sign-in form', async () => {
     const a = await t.tenant();
     const b = await signedIn(a, 'dp-1');
