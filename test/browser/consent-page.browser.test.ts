@@ -144,6 +144,11 @@ describe.skipIf(!hasChromium)(`consent page in a real browser (skipped when ${CH
     await page.getByLabel('6 अंकों का कोड').fill(code === '000000' ? '111111' : '000000');
     await page.getByRole('button', { name: 'पुष्टि करें' }).click();
     expect(await page.getByRole('alert').textContent()).toContain('यह कोड सही नहीं है');
+    // The error alone: no "we sent a code" box beside it; the field is invalid and points at the error (issue 30).
+    expect(await page.locator('.ok').count()).toBe(0);
+    const field = page.getByLabel('6 अंकों का कोड');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(`#${await field.getAttribute('aria-describedby')}`).getAttribute('role')).toBe('alert');
     await look(page, 'nojs-03-wrong-code-hi', 'किससे संपर्क करें', false);
     await page.getByLabel('6 अंकों का कोड').fill(code);
     await page.getByRole('button', { name: 'पुष्टि करें' }).click();
@@ -151,6 +156,10 @@ describe.skipIf(!hasChromium)(`consent page in a real browser (skipped when ${CH
     await look(page, 'nojs-04-choices-hi', 'किससे संपर्क करें', false);
     await page.getByRole('button', { name: 'मेरे विकल्प जमा करें' }).click();
     expect(await h1()).toBe('आपके विकल्प दर्ज हो गए हैं');
+    // The time in Hindi throughout: no "pm" or "UTC" in Latin letters (issue 30).
+    const when = (await page.locator('time').textContent())!;
+    expect(when).toMatch(/बजे \(यूटीसी\)$/);
+    expect(when).not.toMatch(/[A-Za-z]/);
     await look(page, 'nojs-05-confirmation-hi', 'किससे संपर्क करें', false);
     await page.goto(`${url}?lang=hi`);
     expect(await h1()).toBe('पहले ही पूरा हो चुका है');

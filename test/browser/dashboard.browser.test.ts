@@ -173,6 +173,10 @@ describe.skipIf(!hasChromium || !built)(
       await v.page.keyboard.type('not the password');
       await v.page.keyboard.press('Enter');
       await v.page.getByText('The email or the password is wrong.').waitFor();
+      // The failure takes the focus, so a screen reader reads it and Tab continues from there (issue 30).
+      expect(await v.page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('alert');
+      expect(await v.page.evaluate(() => document.activeElement?.textContent)).toBe('The email or the password is wrong.');
+      expect(await axeViolations(v.page), 'axe on the failed sign-in').toEqual([]);
       await v.page.getByLabel('Password').fill(PASSWORD);
       await v.page.keyboard.press('Enter');
       await v.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
@@ -183,6 +187,13 @@ describe.skipIf(!hasChromium || !built)(
 
       await v.page.getByRole('figure').first().waitFor();
       expect(await v.page.getByText('Open tickets').count()).toBeGreaterThan(0);
+      // The stacked chart's legend names its series, with no empty values ("Day: Expired: …", issue 30).
+      const legend = v.page.locator('.u-legend').first();
+      await legend.waitFor();
+      const legendText = (await legend.innerText()).replace(/\s+/g, ' ').trim();
+      expect(legendText).not.toContain(':');
+      expect(legendText).not.toContain('Day');
+      expect(legendText.length).toBeGreaterThan(0);
       await shot(v, '02-overview');
 
       await v.page.reload();
@@ -448,6 +459,11 @@ describe.skipIf(!hasChromium || !built)(
       const nav = v.page.getByRole('navigation', { name: 'Dashboard' });
       expect(await nav.isVisible()).toBe(false);
       await v.page.getByRole('button', { name: 'Menu' }).click();
+      // The next Tab goes to the menu's first link, not past it (issue 30).
+      await v.page.keyboard.press('Tab');
+      expect(await v.page.evaluate(() => document.activeElement?.textContent)).toBe('Overview');
+      await v.page.keyboard.press('Tab');
+      expect(await v.page.evaluate(() => document.activeElement?.textContent)).toBe('Grievances');
       await nav.getByRole('link', { name: 'Grievances' }).click();
       await v.page.getByRole('heading', { level: 1, name: 'Grievances' }).waitFor();
       expect(await nav.isVisible()).toBe(false);
@@ -508,6 +524,76 @@ describe.skipIf(!hasChromium || !built)(
       await v.page.getByRole('heading', { level: 1, name: 'Contact person' }).waitFor();
       expect(await v.page.getByLabel('Full name').inputValue()).toBe('Meera Iyer');
       expect(await warning.count()).toBe(0);
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('Settings → Signing keys lists and rotates; audit actions have labels; wide tables fit at 1280 px (axe clean)', async () => {
+      // A token minted and a contact recorded for a data principal: two audit actions with their labels.
+      expect((await request('PUT', '/api/v1/data-principals/user-audit', withKey(adminKey), { phone: '+919812345678' })).status).toBeLessThan(300);
+      expect((await request('POST', '/api/v1/data-principals/user-audit/tokens', withKey(adminKey), {})).status).toBe(201);
+      const before = (await request('GET', '/api/v1/organization/signing-keys', withKey(adminKey))).json as { kid: string; current: boolean }[];
+
+      const v = await open();
+      await signIn(v, owner.email);
+      await v.page.getByRole('link', { name: 'Signing keys' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Signing keys' }).waitFor();
+      const current = before.find((k) => k.current)!.kid;
+      await v.page.getByRole('cell', { name: current }).waitFor();
+      expect(await v.page.getByRole('row').filter({ hasText: current }).getByText('Current').count()).toBe(1);
+      expect(await axeViolations(v.page), 'axe on signing keys').toEqual([]);
+      await v.page.getByRole('button', { name: 'Rotate the key' }).click();
+      const dialog = v.page.getByRole('dialog', { name: 'Rotate the signing key?' });
+      await dialog.waitFor();
+      await dialog.getByRole('button', { name: 'Rotate the key' }).click();
+      await v.page.getByText(/^Receipts are now signed with key /).waitFor();
+      const after = (await request('GET', '/api/v1/organization/signing-keys', withKey(adminKey))).json as { kid: string; current: boolean }[];
+      expect(after).toHaveLength(before.length + 1);
+      const fresh = after.find((k) => k.current)!.kid;
+      expect(fresh).not.toBe(current);
+      await v.page.getByRole('row').filter({ hasText: fresh }).getByText('Current').waitFor();
+      expect(await v.page.getByRole('row').filter({ hasText: current }).getByText('Retired').count()).toBe(1);
+      expect(await axeViolations(v.page), 'axe after rotating').toEqual([]);
+      await shot(v, '20-signing-keys');
+
+      await v.page.getByRole('link', { name: 'Audit log' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+      for (const [action, text] of [
+        ['data_principal.token_issued', 'Access token issued to a data principal'],
+        ['data_principal.contact_created', "Data principal's contact details added"],
+      ] as const) {
+        await v.page.getByLabel('Action').selectOption(action);
+        expect(await v.page.getByLabel('Action').locator('option:checked').textContent()).toBe(text);
+        await v.page.getByRole('button', { name: 'Apply filters' }).click();
+        await v.page.waitForURL(new RegExp(`action=${action.replace('.', '\\.')}`));
+        await v.page.getByRole('cell', { name: text }).first().waitFor();
+        expect(await v.page.getByRole('cell', { name: action, exact: true }).count()).toBe(0);
+      }
+      await v.page.getByRole('button', { name: 'Clear' }).click();
+      await v.page.getByText(/of \d+/).first().waitFor();
+
+      // At 1280 px every wide table shows all its columns: nothing overflows its frame or the page.
+      const fits = async (name: string) => {
+        const frames = await v.page.locator('.table-frame').evaluateAll((els) => els.map((el) => ({ scroll: el.scrollWidth, client: el.clientWidth })));
+        expect(frames.length, name).toBeGreaterThan(0);
+        for (const f of frames) expect(f.scroll, `${name}: a table wider than its frame`).toBeLessThanOrEqual(f.client + 1);
+        expect(await v.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${name}: the page scrolls sideways`).toBe(true);
+        expect(await axeViolations(v.page), `axe on ${name}`).toEqual([]);
+      };
+      await fits('audit log');
+      await shot(v, '21-audit-1280');
+      await v.page.getByRole('link', { name: 'Grievances' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Grievances' }).waitFor();
+      await v.page.getByRole('row').nth(1).waitFor();
+      await fits('grievances');
+      await shot(v, '22-grievances-1280');
+      await v.page.getByRole('link', { name: 'Consent links' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Consent links' }).waitFor();
+      await v.page.getByLabel('Asset').selectOption({ label: 'Patient app' });
+      await v.page.getByRole('heading', { name: 'By collection point' }).waitFor();
+      await v.page.getByRole('cell', { name: /^\+\*+/ }).first().waitFor();
+      await fits('consent link history');
+      await shot(v, '23-history-1280');
       expect(v.problems).toEqual([]);
       await v.context.close();
     });

@@ -72,16 +72,35 @@ describe.skipIf(!hasChromium)(`Rights Center in a real browser (skipped when ${C
     expect(sms.recipient).toBe('+919876543210');
     const code = /\b(\d{6})\b/.exec(sms.body)![1]!;
 
+    // A wrong code: the error alone (no "code on its way" box beside it), and the field says it is invalid (issue 30).
+    await page.getByLabel('6-digit code').fill(code === '000000' ? '111111' : '000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain('not right');
+    expect(await page.locator('.ok').count()).toBe(0);
+    const field = page.getByLabel('6-digit code');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    const described = (await field.getAttribute('aria-describedby'))!;
+    expect(await page.locator(`#${described}`).getAttribute('role')).toBe('alert');
+    await look('02b-wrong-code');
+
     await page.getByLabel('6-digit code').focus();
     await page.keyboard.type(code);
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/rights\?lang=en$/);
     expect(await h1()).toBe('Your consents');
+    // On a phone the header is compact: the page's heading starts within about 100 px (issue 30).
+    const top = await page.getByRole('heading', { level: 1 }).evaluate((el) => el.getBoundingClientRect().top);
+    expect(top).toBeLessThanOrEqual(100);
     await look('03-consents');
 
     await page.getByRole('link', { name: 'हिन्दी' }).click();
     expect(await page.locator('html').getAttribute('lang')).toBe('hi');
     expect(await h1()).toBe('आपकी सहमतियाँ');
+    // Times in Hindi are Hindi throughout: no "pm", no "UTC" in Latin letters beside बजे (issue 30).
+    const times = await page.locator('time').allTextContents();
+    expect(times.length).toBeGreaterThan(0);
+    for (const t of times) expect(t).not.toMatch(/[A-Za-z]/);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     await look('04-consents-hindi');
     await page.getByRole('link', { name: 'English' }).click();
 
@@ -153,7 +172,7 @@ describe.skipIf(!hasChromium)(`Rights Center in a real browser (skipped when ${C
     await page.goto(`http://${slug}.localhost:${port}/rights/nowhere`);
     await look('12-not-found');
 
-    expect(checked).toHaveLength(12);
+    expect(checked).toHaveLength(13);
     // The check can fail: a nameless button is a violation axe reports.
     await page.setContent('<!doctype html><html lang="en"><head><title>t</title></head><body><main><button></button></main></body></html>');
     expect((await axeViolations(page)).map((v) => v.split(' ')[0])).toContain('button-name');

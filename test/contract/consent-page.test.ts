@@ -290,7 +290,7 @@ describe('one-time codes', () => {
     for (let left = 4; left >= 1; left--) {
       const res = await v.post('verify', { code: wrong });
       expect(res.statusCode).toBe(400);
-      expect(res.body).toContain(`<p class="alert" role="alert">That code is not right. ${left === 1 ? '1 try' : `${left} tries`} left.</p>`);
+      expect(res.body).toContain(`<p class="alert" role="alert" id="form-error">That code is not right. ${left === 1 ? '1 try' : `${left} tries`} left.</p>`);
     }
     const fifth = await v.post('verify', { code: wrong });
     expect(fifth.statusCode).toBe(429);
@@ -616,5 +616,36 @@ describe('the contact person (DPDP Rule 9, issue 35)', () => {
     const hindi = /<footer>([\s\S]*)<\/footer>/.exec((await v.open('?lang=hi')).body)?.[1] ?? '';
     expect(hindi).toContain('अधिकार केंद्र');
     expect(hindi).toContain('<a href="/rights?lang=hi">');
+  });
+});
+
+describe('after a wrong code, and times in Hindi (issue 30 item 8)', () => {
+  test('a wrong code: the error alone, the field aria-invalid and described by it; the confirmation time in Hindi has no Latin letters', async () => {
+    const a = await tenant();
+    const s = await setup(a);
+    const link = await createLink(a, s);
+    const v = visitor(a.host, link.token);
+    await v.open();
+    await v.post('code');
+    const code = await deliveredCode();
+    const wrong = await v.post('verify', { code: code === '000000' ? '111111' : '000000' });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.body).toContain('<p class="alert" role="alert" id="form-error">That code is not right. 4 tries left.</p>');
+    expect(wrong.body).not.toContain('class="ok"');
+    expect(wrong.body).toMatch(/<input type="text" id="code" name="code" [^>]*aria-invalid="true" aria-describedby="form-error">/);
+    // A send that is refused is not the field's fault.
+    const early = await v.post('code');
+    expect(early.statusCode).toBe(429);
+    expect(early.body).not.toContain('aria-invalid');
+    await v.post('verify', { code });
+    const res = await app.inject({
+      method: 'POST',
+      url: `/c/${link.token}/consent?lang=hi`,
+      headers: { host: a.host, 'content-type': 'application/x-www-form-urlencoded', cookie: v.cookie! },
+      payload: new URLSearchParams([['csrf', v.csrf!], ...s.purposeIds.map((id) => ['purpose', id])]).toString(),
+    });
+    expect(res.statusCode).toBe(200);
+    const when = /<time datetime="[^"]+">([^<]+)<\/time>/.exec(res.body)![1]!;
+    expect(when).toMatch(/^\d{1,2} [\u0900-\u097F]+ \d{4} को \d{2}:\d{2}:\d{2} बजे \(यूटीसी\)$/);
   });
 });

@@ -193,7 +193,7 @@ describe('sign-in with a code', () => {
     expect(await lastCodeFor(a, '+919999999999')).toBeNull();
     const wrong = await b.post('/rights/sign-in/verify', { contact: '+919999999999', code: '123456' });
     expect(wrong.statusCode).toBe(401);
-    expect(main(wrong.body)).toContain('<p class="alert" role="alert">That code is not right, or it has expired. Check it, or send a new code.</p>');
+    expect(main(wrong.body)).toContain('<p class="alert" role="alert" id="code-error">That code is not right, or it has expired. Check it, or send a new code.</p>');
     const bad = await b.post('/rights/sign-in', { contact: '12345' });
     expect(bad.statusCode).toBe(400);
     expect(main(bad.body)).toContain('<p class="alert" role="alert">Enter a phone number (10 digits, or + and the country code) or an email address.</p>');
@@ -210,12 +210,17 @@ describe('sign-in with a code', () => {
     const wrong = await b.post('/rights/sign-in/verify', { contact: '+919800000003', code: code === '000000' ? '111111' : '000000' });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.headers['set-cookie']).toBeUndefined();
+    // The error alone (no "a code is on its way" beside it); the field is invalid and described by it (issue 30).
+    expect(main(wrong.body)).toContain('<p class="alert" role="alert" id="code-error">That code is not right, or it has expired. Check it, or send a new code.</p>');
+    expect(main(wrong.body)).not.toContain('class="ok"');
+    expect(main(wrong.body)).toContain('maxlength="6" required aria-invalid="true" aria-describedby="code-error">');
     t.clock.advance(10_000);
     const again = await b.post('/rights/sign-in', { contact: '+919800000003' });
     expect(again.statusCode).toBe(429);
     expect(again.headers['retry-after']).toBe('20');
-    expect(main(again.body)).toContain('<p class="alert" role="alert">A code was sent a moment ago. Please wait 20 seconds before asking for another.</p>');
+    expect(main(again.body)).toContain('<p class="alert" role="alert" id="code-error">A code was sent a moment ago. Please wait 20 seconds before asking for another.</p>');
     expect(main(again.body)).toContain('<label for="code">6-digit code</label>');
+    expect(main(again.body)).not.toContain('aria-invalid');
     // The first code still works.
     expect((await b.post('/rights/sign-in/verify', { contact: '+919800000003', code })).statusCode).toBe(303);
   });
@@ -301,6 +306,25 @@ describe('sign-in with ?token=', () => {
     expect(main(stolen.body)).toContain('Your session has ended. Please sign in again.');
     const ended = await t.db.system.query<{ ended: boolean }>('select ended_at is not null as ended from rights_center_sessions where org_id = $1', [a.id]);
     expect(ended).toEqual([{ ended: true }]);
+  });
+
+  test("a new sign-in deletes the person's expired and ended sessions; live ones and other people's stay (migration 0036)", async () => {
+    const a = await t.tenant();
+    const ended = await signedIn(a, 'dp-1');
+    expect((await ended.post('/rights/sign-out?lang=en')).statusCode).toBe(303);
+    await browser(a).get(`/rights?token=${(await api(a, 'POST', '/api/v1/data-principals/dp-1/tokens', { ttl_seconds: 60 })).access_token}`);
+    const live = await signedIn(a, 'dp-1');
+    await signedIn(a, 'dp-2');
+    const count = async () => t.db.system.query<{ dp_id: string; n: number }>('select dp_id, count(*)::int as n from rights_center_sessions where org_id = $1 group by dp_id order by dp_id', [a.id]);
+    // The ended one went at the next sign-in; the 60-second one and the live one remain.
+    expect(await count()).toEqual([{ dp_id: 'dp-1', n: 2 }, { dp_id: 'dp-2', n: 1 }]);
+    t.clock.advance(61_000);
+    await signedIn(a, 'dp-1');
+    // The expired one is gone; the live one and the new one remain; dp-2's is untouched.
+    expect(await count()).toEqual([{ dp_id: 'dp-1', n: 2 }, { dp_id: 'dp-2', n: 1 }]);
+    const expired = await t.db.system.query('select 1 from rights_center_sessions where org_id = $1 and expires_at <= $2', [a.id, t.clock.now()]);
+    expect(expired).toEqual([]);
+    expect(main((await live.get('/rights')).body)).toContain('<h1>Your consents</h1>');
   });
 
   test('sign-out drops the token; the next page is the sign-in form', async () => {
@@ -649,6 +673,10 @@ describe('requests (grievance tickets)', () => {
     expect(hindi).toContain('(2 दिन की देरी; अनुरोध रुका होने तक समय की गिनती रुकी है) <span class="badge overdue">समय सीमा पार</span>');
     expect(hindi).toContain('<p class="notice">स्थिति खुला से बदलकर रुका हुआ की गई</p>');
     expect(hindi).not.toContain('Status changed');
+    // Every time in Hindi is Hindi throughout: a 24-hour clock and the zone in Devanagari (issue 30).
+    const hindiTimes = [...hindi.matchAll(/<time datetime="[^"]+">([^<]+)<\/time>/g)].map((x) => x[1]!);
+    expect(hindiTimes.length).toBeGreaterThan(2);
+    for (const when of hindiTimes) expect(when).toMatch(/^\d{1,2} [\u0900-\u097F]+ \d{4} को \d{2}:\d{2}:\d{2} बजे \(यूटीसी\)$/);
     expect(main((await b.get('/rights/requests?lang=hi')).body)).toContain('उत्तर की अंतिम तिथि: <time');
 
     // Answered: no clock on the list; the page says so.

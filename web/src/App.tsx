@@ -23,6 +23,7 @@ const ApiKeysPage = lazy(() => import('./pages/ApiKeysPage'));
 const WebhooksPage = lazy(() => import('./pages/WebhooksPage'));
 const RightsCenterSettingsPage = lazy(() => import('./pages/RightsCenterSettingsPage'));
 const ContactPersonPage = lazy(() => import('./pages/ContactPersonPage'));
+const SigningKeysPage = lazy(() => import('./pages/SigningKeysPage'));
 const MembersPage = lazy(() => import('./pages/MembersPage'));
 const AuditLogPage = lazy(() => import('./pages/AuditLogPage'));
 
@@ -77,6 +78,7 @@ function Pages() {
       <Route path={PAGES.webhooks}>{managersOnly(<WebhooksPage />)}</Route>
       <Route path={PAGES.rightsCenter}>{managersOnly(<RightsCenterSettingsPage />)}</Route>
       <Route path={PAGES.contactPerson}>{managersOnly(<ContactPersonPage />)}</Route>
+      <Route path={PAGES.signingKeys}>{managersOnly(<SigningKeysPage />)}</Route>
       <Route path={PAGES.members}>{managersOnly(<MembersPage />)}</Route>
       <Route path={PAGES.auditLog}>{managersOnly(<AuditLogPage />)}</Route>
       <Route>

@@ -15,6 +15,7 @@ export const PAGES = {
   webhooks: '/settings/webhooks',
   rightsCenter: '/settings/rights-center',
   contactPerson: '/settings/contact-person',
+  signingKeys: '/settings/signing-keys',
   members: '/settings/members',
   auditLog: '/settings/audit-log',
 } as const;

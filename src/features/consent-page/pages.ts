@@ -2,6 +2,7 @@
 // asset) and a render function per page. Every text comes from the message catalogue.
 import { createHash } from 'node:crypto';
 import { html, Html } from '../../platform/http/html.js';
+import { formatUtcDateTime } from '../../platform/http/dates.js';
 import { CATALOGUE, type Messages } from './messages/index.js';
 import { CODE_TTL_MINUTES, type CodeError, type LinkState, type PageView } from './service.js';
 import type { ConsentAction } from '../consent-links/index.js';
@@ -135,7 +136,9 @@ const csrfField = (p: PageContext) => html`<input type="hidden" name="csrf" valu
 /** The link's page: notice and purposes, then the phone check or, once verified, the choices. */
 export function linkPage(p: PageContext, view: PageView, error?: { code: CodeError; count?: number }): string {
   const { m } = p;
-  const alert = error ? html`<p class="alert" role="alert">${errorText(m, error)}</p>` : null;
+  const alert = error ? html`<p class="alert" role="alert" id="form-error">${errorText(m, error)}</p>` : null;
+  // A code the person typed that was wrong or malformed: the field says so, and points at the message.
+  const codeInvalid = error?.code === 'wrong' || error?.code === 'format';
   const badge = (required: boolean) => (required ? html`<span class="badge required">${m.required}</span>` : html`<span class="badge">${m.optional}</span>`);
   const head = html`<h1>${m.asksForConsent(p.orgName)}</h1>
 <p class="point">${view.pointName}</p>
@@ -164,12 +167,17 @@ ${view.purposes.map(
     );
   }
 
+  // One message at a time: after an error the "we sent a code" box is not shown beside it.
   const codeForm = view.codePending
-    ? html`<p class="ok" role="status">${m.codeSent(view.maskedPhone, CODE_TTL_MINUTES)}</p>
+    ? html`${error ? null : html`<p class="ok" role="status">${m.codeSent(view.maskedPhone, CODE_TTL_MINUTES)}</p>`}
 <form method="post" action="${action(p, 'verify')}">
 ${csrfField(p)}
 <label for="code">${m.codeLabel}</label>
-<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+${
+  codeInvalid
+    ? html`<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required aria-invalid="true" aria-describedby="form-error">`
+    : html`<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>`
+}
 <button type="submit">${m.verify}</button>
 </form>`
     : html`<p>${m.verifyIntro(view.maskedPhone)}</p>`;
@@ -206,7 +214,7 @@ export function confirmationPage(
       : html`<p><a download="consent-receipt-${consent.id}.jws" href="data:application/jose;charset=utf-8,${consent.receipt}">${m.downloadReceipt}</a></p>
 <p class="hint">${m.receiptHint(p.orgName)}</p>`;
   const granted = new Map(consent.purposes.map((c) => [c.id, c.granted]));
-  const when = new Intl.DateTimeFormat(m.dateLocale, { dateStyle: 'long', timeStyle: 'long', timeZone: 'UTC' }).format(consent.at);
+  const when = formatUtcDateTime(m.lang, consent.at);
   return layout(
     p,
     m.doneTitle,

@@ -15,6 +15,7 @@ export const DASHBOARD_PAGES = [
   '/settings/webhooks',
   '/settings/rights-center',
   '/settings/contact-person',
+  '/settings/signing-keys',
   '/settings/members',
   '/settings/audit-log',
 ] as const;

@@ -131,10 +131,16 @@ export interface RightsSessionRow {
 /** The Rights Center's browser sessions (migration 0035): stored by hash, ended at sign-out. */
 export function rightsSessionRepo(tx: TenantTx) {
   return {
-    /** Records the data principal if new, then the session: one statement; answers their internal id. */
+    /**
+     * Records the data principal if new, then the session, and deletes this person's sessions that have
+     * expired or were ended (so they never pile up; migration 0036): one statement; answers their internal id.
+     */
     async insert(s: { dpId: string; newPrincipalId: string; sessionHash: string; source: 'code' | 'token'; at: Date; expiresAt: Date }): Promise<string> {
       const rows = await tx.query<{ data_principal_id: string }>(
-        `with new_dp as (
+        `with dead as (
+           delete from rights_center_sessions
+            where org_id = $1::uuid and dp_id = $3::text and (expires_at <= $4::timestamptz or ended_at is not null)
+         ), new_dp as (
            insert into data_principals (org_id, id, dp_id, created_at) values ($1::uuid, $2::uuid, $3::text, $4::timestamptz)
            on conflict (org_id, dp_id) do nothing returning id
          ), dp as (

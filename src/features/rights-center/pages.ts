@@ -3,6 +3,7 @@
 // function per page. Inline stylesheet admitted by its CSP hash; no script, no external asset.
 import { createHash } from 'node:crypto';
 import { html, Html } from '../../platform/http/html.js';
+import { formatUtcDateTime } from '../../platform/http/dates.js';
 import { CATALOGUE, type Messages } from './messages/index.js';
 import type { ConsentAction } from '../consent-links/index.js';
 import { GRIEVANCE_CATEGORIES, parseStatusMessage } from '../grievances/index.js';
@@ -59,6 +60,7 @@ a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,te
 dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem;margin:.5rem 0}
 dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}
+@media (max-width:30rem){header{padding-top:.25rem;flex-wrap:nowrap;gap:.25rem}header p{font-size:.875rem;line-height:1.2;min-width:0}header nav{flex:none}header nav a{padding:.3rem;font-size:.875rem}.sections{gap:0 .6rem}.sections a,.sections button.link{padding:.3rem 0;font-size:.95rem;white-space:nowrap}main{padding-top:.25rem}h1{margin-top:.25rem}}
 `.trim();
 
 /** The CSP source that admits exactly this stylesheet. */
@@ -92,7 +94,7 @@ export const href = (p: Pick<PageContext, 'm'>, path: string, query: Record<stri
 export const csrfField = (p: PageContext) => html`<input type="hidden" name="csrf" value="${p.csrf}">`;
 
 export function formatTime(m: Messages, at: Date): Html {
-  const text = new Intl.DateTimeFormat(m.dateLocale, { dateStyle: 'long', timeStyle: 'long', timeZone: 'UTC' }).format(at);
+  const text = formatUtcDateTime(m.lang, at);
   return html`<time datetime="${at.toISOString()}">${text}</time>`;
 }
 
@@ -179,19 +181,23 @@ ${csrfField(p)}
 }
 
 /** Step two: the code sent to that contact (the answer is the same whether or not it is on file). */
-export function codePage(p: PageContext, o: { next: string; contact: string; minutes: number; error?: string }): string {
+export function codePage(p: PageContext, o: { next: string; contact: string; minutes: number; error?: string; codeInvalid?: boolean }): string {
   const { m } = p;
+  // A wrong code: the field says so and points at the message (which replaces "a code is on its way").
+  const codeField = o.codeInvalid
+    ? html`<input type="text" class="code" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required aria-invalid="true" aria-describedby="code-error">`
+    : html`<input type="text" class="code" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>`;
   return layout(
     p,
     m.codeSentHeading,
     html`<h1>${m.codeSentHeading}</h1>
-${o.error ? alertOf(o.error) : statusOf(m.codeSent(o.contact, o.minutes))}
+${o.error ? html`<p class="alert" role="alert" id="code-error">${o.error}</p>` : statusOf(m.codeSent(o.contact, o.minutes))}
 <form method="post" action="${href(p, '/rights/sign-in/verify')}">
 ${csrfField(p)}
 <input type="hidden" name="next" value="${o.next}">
 <input type="hidden" name="contact" value="${o.contact}">
 <label for="code">${m.codeLabel}</label>
-<input type="text" class="code" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+${codeField}
 <button type="submit">${m.verify}</button>
 </form>
 <form method="post" action="${href(p, '/rights/sign-in')}">

@@ -244,7 +244,7 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
       signIn(reply, opened);
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'incorrect_code') throw err;
-      return send(reply, 401, codePage(v.page, { next, contact: typed, minutes: CODE_TTL_SECONDS / 60, error: v.m.wrongCode }));
+      return send(reply, 401, codePage(v.page, { next, contact: typed, minutes: CODE_TTL_SECONDS / 60, error: v.m.wrongCode, codeInvalid: true }));
     }
     return reply.redirect(href(v.page, next), 303);
   });

@@ -59,7 +59,9 @@ export function BarChart(props: {
     const options: uPlot.Options = {
       width: Math.max(240, el.clientWidth),
       height,
-      legend: { show: series.length > 1 },
+      // The series' names and colours only: a live legend shows the hovered bar's values, and empty
+      // ones ("Day: Expired: …") when nothing is hovered; the numbers are in the table below.
+      legend: { show: series.length > 1, live: false },
       cursor: { drag: { x: false, y: false }, points: { show: false } },
       scales: {
         // Horizontal: the first category at the top.

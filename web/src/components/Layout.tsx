@@ -37,6 +37,7 @@ export function Layout({ children }: { children: ReactNode }) {
     { href: PAGES.apiKeys, text: m.nav.apiKeys, show: manager },
     { href: PAGES.webhooks, text: m.nav.webhooks, show: manager },
     { href: PAGES.contactPerson, text: m.nav.contactPerson, show: manager },
+    { href: PAGES.signingKeys, text: m.nav.signingKeys, show: manager },
     { href: PAGES.rightsCenter, text: m.nav.rightsCenter, show: manager },
     { href: PAGES.members, text: m.nav.members, show: manager },
     { href: PAGES.auditLog, text: m.nav.auditLog, show: manager },
@@ -59,7 +60,23 @@ export function Layout({ children }: { children: ReactNode }) {
         <span className="brand">
           {m.app.name} <span className="org">{session.organization.name}</span>
         </span>
-        <button type="button" className="button secondary menu-button" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpenOn(menuOpen ? null : location)}>
+        <button
+          type="button"
+          className="button secondary menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="nav"
+          onClick={() => setMenuOpenOn(menuOpen ? null : location)}
+          onKeyDown={(e) => {
+            // The open menu comes next for the keyboard: in the page's order, sign-out lies between.
+            if (menuOpen && e.key === 'Tab' && !e.shiftKey) {
+              const first = document.querySelector<HTMLAnchorElement>('#nav a');
+              if (first) {
+                e.preventDefault();
+                first.focus();
+              }
+            }
+          }}
+        >
           {m.app.menu}
         </button>
         <span className="whoami">{m.app.signedInAs(session.user.email, label(m.labels.role, session.role))}</span>

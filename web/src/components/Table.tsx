@@ -10,7 +10,7 @@ export interface Column<T> {
   /** Set on sortable columns: the current direction on this column (null: sorted by another). */
   sort?: { direction: 'asc' | 'desc' | null; onToggle: () => void };
   numeric?: boolean;
-  /** Keep the cell on one line (dates, ids, phones, buttons); the frame scrolls instead. */
+  /** Never break inside a word (dates, ids, phones, buttons); the cell still wraps between words, so wide tables fit. */
   nowrap?: boolean;
 }
 

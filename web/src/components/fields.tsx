@@ -1,6 +1,6 @@
 // Form fields wired for assistive technology (label, hint and error tied to the input) and showing the
 // API's `details` for their field right next to it.
-import { useId, type ReactNode } from 'react';
+import { useEffect, useId, useRef, type ReactNode } from 'react';
 import type { ApiError } from '../api/errors';
 import { useMessages } from '../i18n';
 
@@ -32,15 +32,22 @@ export function Field(props: { label: string; field?: string; error?: ApiError |
   );
 }
 
-/** The answer's sentence, and the problems with fields this form does not show (so none is lost). */
-export function FormError({ error, fields }: { error: ApiError | null; fields: string[] }) {
+/**
+ * The answer's sentence, and the problems with fields this form does not show (so none is lost).
+ * `focus`: each new error takes the focus (a sign-in form, whose failure would otherwise leave it on <body>).
+ */
+export function FormError({ error, fields, focus = false }: { error: ApiError | null; fields: string[]; focus?: boolean }) {
   const m = useMessages();
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (focus && error) box.current?.focus();
+  }, [focus, error]);
   if (!error) return null;
   const shown = (f: string) => fields.some((name) => f === name || f.startsWith(`${name}.`));
   const others = error.details.filter((d) => !shown(d.field));
   const fieldProblems = error.details.length > others.length;
   return (
-    <div className="notice notice-error" role="alert">
+    <div className="notice notice-error" role="alert" ref={box} tabIndex={focus ? -1 : undefined}>
       <p>{fieldProblems && others.length === 0 ? m.common.fixFields : error.message}</p>
       {others.length ? (
         <ul>

@@ -39,5 +39,9 @@ export const AUDIT_ACTIONS = [
   'webhook.deleted',
   'webhook.delivery_retried',
   'signing_key.rotated',
+  'data_principal.contact_created',
+  'data_principal.contact_updated',
+  'data_principal.token_issued',
+  'data_principal.signed_in',
 ] as const;
 export const PAGE_SIZES = [25, 50, 100, 200] as const;

@@ -21,6 +21,15 @@ describe('LoginPage', () => {
     expect(await signInAnswered(401, { error: 'Invalid email or password' })).toBe('The email or the password is wrong.');
   });
 
+  test('after a failed sign-in the focus is on the error, and stays in the field being typed in (issue 30)', async () => {
+    await signInAnswered(401, { error: 'Invalid email or password' });
+    expect(document.activeElement).toBe(screen.getByRole('alert'));
+    const user = userEvent.setup();
+    await user.click(screen.getByLabelText('Password'));
+    await user.type(screen.getByLabelText('Password'), 'more');
+    expect(document.activeElement).toBe(screen.getByLabelText('Password'));
+  });
+
   test('403: not a member of the organization at this address', async () => {
     expect(await signInAnswered(403, { error: 'User not a member of this tenant' })).toBe(`This account is not a member of the organization at ${window.location.host}.`);
   });

@@ -1,5 +1,5 @@
 // Sign-in at the organization's address, and on the bare domain a form that sends people to theirs.
-import { useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import { ApiError } from '../api/errors';
 import { signIn } from '../api/session';
 import { Field, FormError } from '../components/fields';
@@ -26,21 +26,25 @@ export function LoginPage({ ended }: { ended: boolean }) {
     await signIn(email, password);
   });
 
-  const explained =
-    error?.status === 401
-      ? new ApiError(401, m.login.wrong)
-      : error?.status === 403
-        ? new ApiError(403, m.login.notMember(host))
-        : error?.status === 429
-          ? new ApiError(429, m.login.throttled(Math.max(1, Math.ceil((error.retryAfterSeconds ?? 60) / 60))))
-          : error;
+  // One object per failure (memoised): the error box takes the focus when a new failure arrives, not on every render.
+  const explained = useMemo(
+    () =>
+      error?.status === 401
+        ? new ApiError(401, m.login.wrong)
+        : error?.status === 403
+          ? new ApiError(403, m.login.notMember(host))
+          : error?.status === 429
+            ? new ApiError(429, m.login.throttled(Math.max(1, Math.ceil((error.retryAfterSeconds ?? 60) / 60))))
+            : error,
+    [error, m, host],
+  );
 
   return (
     <main id="main" className="signin">
       <form className="card signin-card" onSubmit={onSubmit()} noValidate>
         <h1>{m.login.title(slug)}</h1>
         {ended ? <Notice kind="error">{m.app.sessionEnded}</Notice> : null}
-        <FormError error={explained} fields={['email', 'password']} />
+        <FormError error={explained} fields={['email', 'password']} focus />
         <Field label={m.login.email} field="email" error={error}>
           {(ids) => <input {...ids} type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />}
         </Field>

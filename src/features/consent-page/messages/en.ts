@@ -59,7 +59,6 @@ export const en = {
   contactPhone: 'Phone',
   workingHours: 'Working hours',
   responseTime: 'Response time',
-  dateLocale: 'en-IN',
 };
 
 export type Messages = typeof en;

@@ -60,5 +60,4 @@ export const hi: Messages = {
   contactPhone: 'फ़ोन',
   workingHours: 'कार्य समय',
   responseTime: 'उत्तर का समय',
-  dateLocale: 'hi-IN',
 };

@@ -136,7 +136,6 @@ export const en = {
   errorTitle: 'Something went wrong',
   errorBody: 'Please try again in a moment.',
   backHome: 'Back to the Rights Center',
-  dateLocale: 'en-IN',
 };
 
 export type Messages = typeof en;

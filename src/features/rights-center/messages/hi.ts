@@ -128,5 +128,4 @@ export const hi: Messages = {
   errorTitle: 'कुछ गलत हो गया',
   errorBody: 'कृपया थोड़ी देर बाद फिर से प्रयास करें।',
   backHome: 'अधिकार केंद्र पर वापस जाएँ',
-  dateLocale: 'hi-IN',
 };
