@@ -52,8 +52,15 @@ export function webhookRepo(tx: TenantTx) {
       return tx.query<EndpointRow>(`select ${ENDPOINT} from webhook_endpoints where org_id = $1::uuid order by created_at, id`, [tx.orgId]);
     },
 
-    async get(id: string): Promise<EndpointRow | null> {
-      const [row] = await tx.query<EndpointRow>(`select ${ENDPOINT} from webhook_endpoints where org_id = $1::uuid and id = $2::uuid`, [tx.orgId, id]);
+    /**
+     * `lock`: holds the row until the transaction ends (FOR KEY SHARE: a concurrent DELETE waits, and one
+     * that committed first leaves no row), so a delivery inserted for it after cannot lose its endpoint.
+     */
+    async get(id: string, opts: { lock?: boolean } = {}): Promise<EndpointRow | null> {
+      const [row] = await tx.query<EndpointRow>(
+        `select ${ENDPOINT} from webhook_endpoints where org_id = $1::uuid and id = $2::uuid${opts.lock ? ' for key share' : ''}`,
+        [tx.orgId, id],
+      );
       return row ?? null;
     },
 

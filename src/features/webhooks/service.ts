@@ -8,7 +8,7 @@ import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { urlProblem, type AddressPolicy } from '../../platform/webhooks/address-guard.js';
-import { recordTestEvent } from '../../platform/webhooks/events.js';
+import { recordTestEvent, together } from '../../platform/webhooks/events.js';
 import { newSigningSecret, type SecretBox } from '../../platform/webhooks/secrets.js';
 import { recordAudit } from '../audit/index.js';
 import { webhookRepo, type DeliveryRow, type EndpointRow } from './repo.js';
@@ -96,8 +96,14 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
       if (!isUuid(id)) throw notFound();
       const at = clock.now();
       await withTenant(db, ctx.orgId, async (tx) => {
-        if (!(await webhookRepo(tx).remove(id))) throw notFound();
-        await recordAudit(tx, ctx, at, { action: 'webhook.deleted', targetType: 'webhook_endpoint', targetId: id });
+        // The audit entry first: it takes the organization's audit-chain lock before the endpoint's row lock,
+        // the order of every change that records an event (its entry, then its event's FOR KEY SHARE on the
+        // endpoint). The other order deadlocked a DELETE with a change in flight (issue 34). Not found: the
+        // throw rolls the entry back.
+        const auditing = recordAudit(tx, ctx, at, { action: 'webhook.deleted', targetType: 'webhook_endpoint', targetId: id });
+        const removing = webhookRepo(tx).remove(id);
+        await together(auditing, removing);
+        if (!(await removing)) throw notFound();
       });
     },
 
@@ -135,7 +141,8 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
       const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
         const repo = webhookRepo(tx);
-        const endpoint = await repo.get(id);
+        // Locked: a DELETE racing the test would otherwise leave the delivery's insert without its endpoint (23503).
+        const endpoint = await repo.get(id, { lock: true });
         if (!endpoint) throw notFound();
         if (!endpoint.enabled) throw new AppError('conflict', 'The webhook endpoint is disabled: enable it (PATCH enabled: true) before sending a test event');
         const { delivery_id } = await recordTestEvent(tx, id, at);
