@@ -13,8 +13,12 @@ import { createMetrics } from './platform/metrics.js';
 import { MissingSecretKeyError, resolveSecretKey } from './platform/crypto/secret-key.js';
 import { sealedKeyProblem } from './platform/crypto/secret-rotation.js';
 import { listenControl, type ControlServer } from './cli/control-socket.js';
+import { messageProviderProblem } from './platform/messaging/index.js';
 
 export async function serve(config: Config): Promise<void> {
+  // Before the store is opened: nothing to undo.
+  const messages = messageProviderProblem(config);
+  if (messages) throw new ConfigError(messages);
   tuneHeap(config);
   const store = await openStore(config, 'server');
   // ASSENT_SECRET_KEY seals the receipt signing keys: required on PostgreSQL; on the embedded store a
