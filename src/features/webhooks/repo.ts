@@ -74,6 +74,10 @@ export function webhookRepo(tx: TenantTx) {
            enabled = coalesce($7::boolean, enabled),
            disabled_reason = case when $7::boolean is null then disabled_reason when $7::boolean then null else 'Disabled through the API' end,
            disabled_at = case when $7::boolean is null or enabled = $7::boolean then disabled_at when $7::boolean then null else $8::timestamptz end,
+           -- Enabled again: its back-off starts afresh (the worker's failure count, migration 0031).
+           failures = case when $7::boolean then 0 else failures end,
+           failing_since = case when $7::boolean then null else failing_since end,
+           retry_at = case when $7::boolean then null else retry_at end,
            updated_at = $8::timestamptz
          where org_id = $1::uuid and id = $2::uuid
          returning ${ENDPOINT}`,
@@ -117,6 +121,14 @@ export function webhookRepo(tx: TenantTx) {
         [tx.orgId, endpointId, deliveryId],
       );
       return row ?? null;
+    },
+
+    /**
+     * Lets the worker try the endpoint at once despite its back-off (a test event, a manual retry: someone
+     * is waiting for the answer); one more failure backs it off again, longer.
+     */
+    async wake(endpointId: string): Promise<void> {
+      await tx.query(`update webhook_endpoints set retry_at = null where org_id = $1::uuid and id = $2::uuid and retry_at is not null`, [tx.orgId, endpointId]);
     },
 
     /** Makes the delivery due now (whatever its status); its attempts so far are kept. */

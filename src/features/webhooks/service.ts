@@ -129,8 +129,11 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
         const endpoint = await repo.get(id);
         if (!endpoint) throw notFound();
         if (!endpoint.enabled) throw new AppError('conflict', 'The webhook endpoint is disabled: enable it (PATCH enabled: true) before retrying');
-        if (!(await repo.retry(id, deliveryId, at))) throw deliveryNotFound();
+        // The audit entry (the organization's audit-chain lock) before the delivery's and the endpoint's row
+        // locks, the order of a DELETE of the endpoint: the other order deadlocks with it. Not found: rolled back.
         await recordAudit(tx, ctx, at, { action: 'webhook.delivery_retried', targetType: 'webhook_delivery', targetId: deliveryId });
+        if (!(await repo.retry(id, deliveryId, at))) throw deliveryNotFound();
+        await repo.wake(id);
         return (await repo.delivery(id, deliveryId))!;
       });
     },
@@ -146,6 +149,7 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
         if (!endpoint) throw notFound();
         if (!endpoint.enabled) throw new AppError('conflict', 'The webhook endpoint is disabled: enable it (PATCH enabled: true) before sending a test event');
         const { delivery_id } = await recordTestEvent(tx, id, at);
+        await repo.wake(id);
         return (await repo.delivery(id, delivery_id))!;
       });
     },
