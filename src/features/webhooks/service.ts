@@ -2,7 +2,7 @@
 // secret (shown once, at creation and rotation), and the deliveries made to it. Events themselves are
 // written by the features' services (platform/webhooks/events.ts) and sent by the webhook worker.
 import type { Database } from '../../platform/db/types.js';
-import { withTenant } from '../../platform/db/tenant-tx.js';
+import { withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -66,15 +66,16 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
       if (input.url !== undefined) await checkUrl(input.url);
       const at = clock.now();
       return withTenant(db, ctx.orgId, async (tx) => {
-        const row = await webhookRepo(tx).update(id, {
-          url: input.url,
-          description: input.description,
-          events: input.events ? [...input.events] : undefined,
-          enabled: input.enabled,
-          at,
-        });
+        const row = await auditFirst(tx, ctx, at, { action: 'webhook.updated', targetType: 'webhook_endpoint', targetId: id, details: { fields: Object.keys(input) } }, () =>
+          webhookRepo(tx).update(id, {
+            url: input.url,
+            description: input.description,
+            events: input.events ? [...input.events] : undefined,
+            enabled: input.enabled,
+            at,
+          }),
+        );
         if (!row) throw notFound();
-        await recordAudit(tx, ctx, at, { action: 'webhook.updated', targetType: 'webhook_endpoint', targetId: id, details: { fields: Object.keys(input) } });
         return row;
       });
     },
@@ -84,9 +85,10 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
       const secret = newSigningSecret();
       const at = clock.now();
       const row = await withTenant(db, ctx.orgId, async (tx) => {
-        const updated = await webhookRepo(tx).setSecret(id, secrets.seal(secret), at);
+        const updated = await auditFirst(tx, ctx, at, { action: 'webhook.secret_rotated', targetType: 'webhook_endpoint', targetId: id }, () =>
+          webhookRepo(tx).setSecret(id, secrets.seal(secret), at),
+        );
         if (!updated) throw notFound();
-        await recordAudit(tx, ctx, at, { action: 'webhook.secret_rotated', targetType: 'webhook_endpoint', targetId: id });
         return updated;
       });
       return { ...row, secret };
@@ -100,10 +102,7 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
         // the order of every change that records an event (its entry, then its event's FOR KEY SHARE on the
         // endpoint). The other order deadlocked a DELETE with a change in flight (issue 34). Not found: the
         // throw rolls the entry back.
-        const auditing = recordAudit(tx, ctx, at, { action: 'webhook.deleted', targetType: 'webhook_endpoint', targetId: id });
-        const removing = webhookRepo(tx).remove(id);
-        await together(auditing, removing);
-        if (!(await removing)) throw notFound();
+        if (!(await auditFirst(tx, ctx, at, { action: 'webhook.deleted', targetType: 'webhook_endpoint', targetId: id }, () => webhookRepo(tx).remove(id)))) throw notFound();
       });
     },
 
@@ -154,6 +153,21 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
       });
     },
   };
+}
+
+/**
+ * Appends the audit entry, then runs the change, both queued at once (one round trip): the entry takes
+ * the organization's audit-chain lock before the change takes the endpoint's row lock. Every change of
+ * an endpoint (PATCH, rotation, DELETE, a delivery's retry) takes them in this order, as does every
+ * change that records an event (its entry, then its event's FOR KEY SHARE on the endpoint); the other
+ * order deadlocked a DELETE with a PATCH or a rotation in flight (issue 34, found by the concurrent
+ * fuzzer). A change that finds nothing makes the caller throw, which rolls the entry back.
+ */
+async function auditFirst<T>(tx: TenantTx, ctx: TenantContext, at: Date, entry: Parameters<typeof recordAudit>[3], change: () => Promise<T>): Promise<T> {
+  const auditing = recordAudit(tx, ctx, at, entry);
+  const changing = change();
+  await together(auditing, changing);
+  return changing;
 }
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
