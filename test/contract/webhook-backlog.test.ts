@@ -84,3 +84,19 @@ test('40,000 pending deliveries to a dead receiver: each endpoint is tried once,
   expect(p(health, 0.5)).toBeLessThan(50);
   expect(p(writes, 0.5)).toBeLessThan(100);
 }, 180_000);
+
+test("an endpoint's back-off stays at 12 h however many failures it has counted (a test event wakes it, the failure backs it off again)", async () => {
+  const a = await t.tenant();
+  const res = await t.call({ method: 'POST', url: '/api/v1/webhooks', org: a, key: a.key, body: { url: `http://127.0.0.1:${await deadPort()}/hook`, events: ['grievance.created'] } });
+  expect(res.statusCode, res.body).toBe(201);
+  const id = res.json().id as string;
+  // Many failures counted (a test event may wake a dead endpoint any number of times): no overflow.
+  await t.db.system.query('update webhook_endpoints set failures = 1000, failing_since = $2::timestamptz, retry_at = $2::timestamptz + interval \'1 hour\' where id = $1::uuid', [id, t.clock.now()]);
+  expect((await t.call({ method: 'POST', url: `/api/v1/webhooks/${id}/test`, org: a, key: a.key })).statusCode).toBe(202);
+  expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 0, retrying: 1, failed: 0 });
+  const [row] = await t.db.system.query<{ failures: number; retry_at: Date }>('select failures, retry_at from webhook_endpoints where id = $1::uuid', [id]);
+  expect(row!.failures).toBe(1001);
+  expect(new Date(row!.retry_at).getTime() - t.clock.now().getTime()).toBe(12 * 3_600_000);
+  // Backed off: nothing more is tried until then.
+  expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 0, retrying: 0, failed: 0 });
+});

@@ -222,7 +222,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     // The endpoint's own back-off: its nth consecutive failure keeps it untried for webhookRetryDelayMs(n).
     const [endpoint] = await db.system.query<{ failing_since: Date }>(
       `update webhook_endpoints set failures = failures + 1, failing_since = coalesce(failing_since, $3::timestamptz),
-              retry_at = $3::timestamptz + least($4::bigint * power(2, failures)::bigint, $5::bigint) * interval '1 millisecond'
+              retry_at = $3::timestamptz + least($4::bigint * power(2, least(failures, 20))::bigint, $5::bigint) * interval '1 millisecond'
         where org_id = $1::uuid and id = $2::uuid
         returning failing_since`,
       [d.org_id, d.endpoint_id, now, FIRST_RETRY_MS, MAX_RETRY_MS],
