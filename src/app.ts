@@ -246,6 +246,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db,
     clock,
     consents,
+    contactPerson: (orgId) => dataPrincipals.contactPersonOrNull(orgId),
     organizations,
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
@@ -256,9 +257,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dataPrincipals,
     grievances,
     nominees,
-    dpTokens,
     organizations,
-    clock,
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
     secureCookie: config.publicUrl.protocol === 'https:',
@@ -276,7 +275,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => grievanceOverdue.stop());
   app.decorate('grievanceOverdue', grievanceOverdue);
   registerAudit(app, { db, clock });
-  registerExport(app, { db, clock });
+  registerExport(app, { db, clock, signer: receipts.signer });
   // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
   const webhookSecrets = secretBox(config.secretKey);
   const webhookPolicy: AddressPolicy = {

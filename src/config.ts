@@ -40,6 +40,8 @@ export interface Config {
   readonly emailWebhookUrl: URL | null;
   /** METRICS_PORT: Prometheus metrics at GET /metrics on this port; null (the default) serves none. */
   readonly metricsPort: number | null;
+  /** METRICS_HOST: the address the metrics port listens on; 127.0.0.1 (this machine only) by default. */
+  readonly metricsHost: string;
   /** METRICS_PER_ORG=1: request metrics carry the organization's slug as a label. */
   readonly metricsPerOrg: boolean;
   /** WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may point at private, loopback or link-local addresses and at this service. */
@@ -118,6 +120,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (metricsPort !== null && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) {
     throw new ConfigError(`METRICS_PORT must be an integer between 0 and 65535, got "${env.METRICS_PORT}"`);
   }
+  // Metrics name routes, pools and queue depths: this machine only unless the operator says otherwise.
+  const metricsHost = env.METRICS_HOST || '127.0.0.1';
+  if (/\s|\//.test(metricsHost)) throw new ConfigError(`METRICS_HOST must be an address to listen on (e.g. 127.0.0.1 or 0.0.0.0), got "${env.METRICS_HOST}"`);
   const positive = (name: string, fallback: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -165,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smsWebhookUrl,
     emailWebhookUrl,
     metricsPort,
+    metricsHost,
     metricsPerOrg: ['1', 'true', 'yes', 'on'].includes((env.METRICS_PER_ORG || '').toLowerCase()),
     webhookAllowPrivate: ['1', 'true', 'yes', 'on'].includes((env.WEBHOOK_ALLOW_PRIVATE || '').toLowerCase()),
     secretKey: env.ASSENT_SECRET_KEY ? env.ASSENT_SECRET_KEY : null,

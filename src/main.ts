@@ -61,8 +61,8 @@ export async function serve(config: Config): Promise<void> {
     if (made > 0) app.log.info({ organizations: made }, 'created receipt signing keys for existing organizations');
     await app.listen({ port: config.port, host: config.host });
     if (metrics) {
-      const port = await metrics.listen(config.metricsPort!, config.host);
-      app.log.info({ metrics_port: port }, `Prometheus metrics at http://${config.host}:${port}/metrics`);
+      const port = await metrics.listen(config.metricsPort!, config.metricsHost);
+      app.log.info({ metrics_port: port, metrics_host: config.metricsHost }, `Prometheus metrics at http://${config.metricsHost}:${port}/metrics`);
     }
     // Stopped by app.close() (an onClose hook), before the store is closed.
     app.outbox.start();

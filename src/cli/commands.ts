@@ -17,10 +17,10 @@ import { openStore } from '../platform/db/store.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { dataDirHolder } from '../platform/db/data-dir-lock.js';
-import { createExportService, verifyExport, MANIFEST } from '../features/export/index.js';
+import { createExportService, verifyExport, MANIFEST, MANIFEST_SIGNATURE } from '../features/export/index.js';
 import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
-import type { ReceiptService } from '../features/receipts/index.js';
+import { JwksSourceError, loadJwks, verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
 import { generateSecretKey, MissingSecretKeyError, resolveSecretKey, SECRET_KEY_FILE } from '../platform/crypto/secret-key.js';
 import { rotateSecret } from '../platform/crypto/secret-rotation.js';
 
@@ -282,12 +282,14 @@ export const COMMANDS: Command[] = [
       "its user must own the tables (the user that ran the migrations: use a new database). After the copy\n" +
       "each table's rows are counted on both sides and every organization's audit chain is verified on the\n" +
       'target; any difference fails the copy (exit 1) and, before the commit, leaves the target empty.\n' +
-      'Stop the server first (the data directory must be free), then serve the copy:\n' +
+      'Stop the server first (the data directory must be free), then serve the copy with the secret that\n' +
+      'sealed its signing keys (ASSENT_SECRET_KEY, or when it was unset the key in DATA_DIR/secret.key):\n' +
       '  assent store copy --to postgres://assent:secret@db.internal:5432/assent\n' +
+      '  export ASSENT_SECRET_KEY="$(cat data/secret.key)"    # unless ASSENT_SECRET_KEY was already set\n' +
       '  DATABASE_URL=postgres://assent:secret@db.internal:5432/assent npm start',
     options: {
       to: { type: 'string', value: 'postgres://USER:PASSWORD@HOST:5432/DB', required: true, help: 'the target database (required)' },
-      json: { ...JSON_OPTION, help: 'print {tables: [{table, rows}], organizations: [{slug, entries, head}]}' },
+      json: { ...JSON_OPTION, help: 'print {tables: [{table, rows}], organizations: [{slug, entries, head}], secret_key: {from, file}}' },
     },
     check({ options }) {
       if (!/^postgres(ql)?:\/\//.test(options.to as string)) throw new UsageError('--to takes a PostgreSQL URL: postgres://USER:PASSWORD@HOST:5432/DB');
@@ -309,7 +311,7 @@ export const COMMANDS: Command[] = [
         throw e;
       }
       try {
-        await migrate(target, { checkTenantRole: config.rls });
+        await migrate(target, { checkTenantRole: config.rls, advice: { setting: '--to', rerun: 'assent store copy' } });
         const orgs = await db.system.query<{ id: string; slug: string }>('select id, slug from organizations order by slug');
         const before = new Map<string, Awaited<ReturnType<typeof verifyAuditChain>>>();
         for (const org of orgs) before.set(org.id, await verifyAuditChain(db, org.id));
@@ -325,6 +327,13 @@ export const COMMANDS: Command[] = [
           }
           organizations.push({ slug: org.slug, entries: copied.entries, head: copied.head?.hash ?? null, ok: copied.ok });
         }
+        // The secret that sealed the copied keys: ASSENT_SECRET_KEY, or the embedded store's development key file.
+        const keyFile = join(config.dataDir, SECRET_KEY_FILE);
+        const secretKey: { from: 'ASSENT_SECRET_KEY' | 'file' | 'none'; file: string | null } = config.secretKey
+          ? { from: 'ASSENT_SECRET_KEY', file: null }
+          : existsSync(keyFile)
+            ? { from: 'file', file: resolve(keyFile) }
+            : { from: 'none', file: null };
         const broken = organizations.filter((o) => !o.ok).map((o) => o.slug);
         const rows = tables.reduce((n, t) => n + t.rows, 0);
         return {
@@ -333,8 +342,15 @@ export const COMMANDS: Command[] = [
             `\n\nCopied ${rows} rows in ${tables.length} tables; counts match on both sides. ` +
             `Audit chains of ${organizations.length} organization${organizations.length === 1 ? '' : 's'} verified on the target, heads as in the source.` +
             (broken.length ? `\nWarning: the audit chains of ${broken.join(', ')} were already broken in the source and were copied as they are (assent audit verify names the entry).` : '') +
-            `\nNext: stop using DATA_DIR and start the server with DATABASE_URL set to the target.`,
-          data: { tables, organizations },
+            `\nNext: stop using DATA_DIR and start the server with DATABASE_URL set to the target` +
+            (secretKey.from === 'ASSENT_SECRET_KEY'
+              ? ' and ASSENT_SECRET_KEY as it is now: it seals the signing keys and webhook secrets just copied.'
+              : secretKey.from === 'file'
+                ? `, and ASSENT_SECRET_KEY set to the key in ${secretKey.file}: it seals the signing keys just copied, ` +
+                  `and a server on PostgreSQL does not read DATA_DIR (it refuses to start without ASSENT_SECRET_KEY). Keep it with your other secrets:\n` +
+                  `  export ASSENT_SECRET_KEY="$(cat ${secretKey.file})"`
+                : ', and ASSENT_SECRET_KEY set (assent secret generate): a server on PostgreSQL refuses to start without it.'),
+          data: { tables, organizations, secret_key: secretKey },
         };
       } finally {
         await target.close();
@@ -512,11 +528,11 @@ export const COMMANDS: Command[] = [
       // Absolute here: a server holding the embedded store runs the command in its own directory.
       options.out = resolvePath(options.out as string);
     },
-    async execute({ args: [slug], options }, { db, accounts }) {
+    async execute({ args: [slug], options }, { db, accounts, receipts }) {
       const org = await accounts.organizationBySlug(slug!);
       const out = options.out as string;
       const partial = `${out}.partial`;
-      const started = createExportService({ db, clock: systemClock }).exportOrganization({ id: org.id, slug: org.slug, name: org.name });
+      const started = createExportService({ db, clock: systemClock, signer: receipts().signer }).exportOrganization({ id: org.id, slug: org.slug, name: org.name });
       try {
         await Promise.all([pipeline(started.stream, createWriteStream(partial)), started.done]);
       } catch (e) {
@@ -595,23 +611,70 @@ export const COMMANDS: Command[] = [
     summary: 'Check an export offline: the sums, the audit chain and every receipt signature',
     description:
       `Checks an archive written by assent export with nothing but the file (no database, no network):\n` +
-      `every file's SHA-256 against ${MANIFEST} and no file added or missing, the audit log's hash chain\n` +
-      'from its first entry to the head export.json names, every consent receipt\'s signature against the\n' +
-      'keys in jwks.json (and that it says what its record says), and the row counts. Exit 0 when all hold;\n' +
-      'exit 1 naming the first problem found.',
-    options: { json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, audit, receipts, rows}' } },
-    async offline({ args: [file] }) {
-      const report = await verifyExport(file!);
+      `every file's SHA-256 against ${MANIFEST} and no file added or missing, the manifest's signature\n` +
+      `(${MANIFEST_SIGNATURE}, by the organization's key), the audit log's hash chain from its first entry\n` +
+      "to the head export.json names, every consent receipt's signature and key validity (and that it says\n" +
+      'what its record says), and the row counts. The keys are those of jwks.json in the archive, unless\n' +
+      "--jwks gives the organization's published ones (its /.well-known/jwks.json, or a copy kept apart):\n" +
+      "then the archive's keys must be among them, unchanged. Exit 0 when all hold; exit 1 naming the first\n" +
+      'problem found.',
+    options: {
+      jwks: { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside the archive: https://<org host>/.well-known/jwks.json, or a saved copy" },
+      json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, receipts, rows}' },
+    },
+    async offline({ args: [file], options }) {
+      let outside;
+      if (typeof options.jwks === 'string') {
+        try {
+          outside = { keys: (await loadJwks(options.jwks)).keys, source: options.jwks };
+        } catch (e) {
+          if (!(e instanceof JwksSourceError)) throw e;
+          return { human: `Export ${file} not verified: ${e.message}`, data: { ok: false, problem: e.message }, exitCode: 1 };
+        }
+      }
+      const report = await verifyExport(file!, { jwks: outside });
       const org = report.organization ? `${report.organization.slug} (${report.organization.id})` : file!;
       return {
         human: report.ok
           ? `Export of ${org}, exported ${report.exported_at}, verified:\n` +
             `  ${report.files} files match ${MANIFEST} (its SHA-256: ${report.manifest_sha256})\n` +
+            (report.manifest_signed_by
+              ? `  ${MANIFEST} signed by the organization's key ${report.manifest_signed_by} (keys from ${report.keys_from})\n`
+              : `  ${MANIFEST} is not signed (an archive of format 1)\n`) +
             `  audit chain: ${report.audit!.entries} entries${report.audit!.head ? `, head ${report.audit!.head.hash}` : ''}\n` +
-            `  receipts: ${report.receipts!.verified} signatures verified with the ${report.receipts!.keys} key(s) of jwks.json` +
+            `  receipts: ${report.receipts!.verified} signatures verified with the key(s) of ${report.keys_from}` +
             (report.receipts!.issued_late ? ` (${report.receipts!.issued_late} issued late, for records written before receipts)` : '') +
             (report.receipts!.without_receipt ? `; ${report.receipts!.without_receipt} records from before receipts have none yet` : '')
           : `Export ${file} FAILED verification: ${report.problem}`,
+        data: report,
+        exitCode: report.ok ? 0 : 1,
+      };
+    },
+  },
+  {
+    name: 'receipt verify',
+    args: ['file'],
+    summary: "Check one consent receipt against the organization's public keys",
+    description:
+      'Checks a consent receipt (a file holding the compact JWS, or the JSON of GET .../receipt) with the\n' +
+      "organization's public keys, fetched from --jwks URL (its /.well-known/jwks.json) or read from a file:\n" +
+      "the signature, and that it was signed within its key's validity (not_before, not_after): a receipt\n" +
+      'back-dated before its key existed, or signed with a key after its rotation, fails. No database.\n' +
+      'Exit 0 and what the receipt says when it verifies; exit 1 naming the problem.',
+    options: {
+      jwks: { type: 'string', value: 'URL|FILE', required: true, help: "the organization's keys: https://<org host>/.well-known/jwks.json, or a saved copy" },
+      json: { ...JSON_OPTION, help: 'print {ok, problem, kid, jwks, receipt}' },
+    },
+    async offline({ args: [file], options }) {
+      const report = await verifyReceiptFile(file!, options.jwks as string);
+      const r = report.receipt;
+      return {
+        human: r
+          ? `Receipt verified with key ${report.kid} of ${report.jwks}:\n` +
+            `  ${r.action} by ${r.principal.dp_id} at ${r.collection_point.display_id} (${r.collection_point.name}) of ${r.controller.slug}, ${r.time}` +
+            (r.issued_late ? ` (issued late, ${r.issued_at})` : '') +
+            `\n  notice version ${r.notice.version}; purposes: ${r.purposes.map((p) => `${p.name ?? p.id} ${p.state}`).join(', ')}`
+          : `Receipt ${file} FAILED verification: ${report.problem}`,
         data: report,
         exitCode: report.ok ? 0 : 1,
       };

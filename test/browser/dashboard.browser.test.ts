@@ -12,7 +12,7 @@ import type { Clock } from '../../src/platform/clock.js';
 import type { MessageProvider } from '../../src/platform/messaging/index.js';
 import { DEFAULT_WEB_DIR } from '../../src/features/dashboard/index.js';
 import { uniqueSlug } from '../support/app.js';
-import { CHROMIUM, collectProblems, hasChromium, SHOTS, startBrowserServer, type BrowserServer } from '../support/browser.js';
+import { axeViolations, CHROMIUM, collectProblems, hasChromium, SHOTS, startBrowserServer, type BrowserServer } from '../support/browser.js';
 
 const PASSWORD = 'correct horse battery staple';
 const DAY = 86_400_000;
@@ -458,6 +458,56 @@ describe.skipIf(!hasChromium || !built)(
       // Sorting stays available: the sortable headers remain as buttons.
       expect(await v.page.getByRole('button', { name: /Sort by Created/ }).isVisible()).toBe(true);
       await shot(v, '17-phone-grievances');
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('until a contact person is set every page warns; Settings → Contact person sets it and the grievance period (axe clean)', async () => {
+      const v = await open();
+      await signIn(v, owner.email);
+      const warning = v.page.getByTestId('no-contact-person');
+      await warning.waitFor();
+      expect(await warning.textContent()).toContain('No contact person is set.');
+      await v.page.getByRole('link', { name: 'Grievances' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Grievances' }).waitFor();
+      expect(await warning.isVisible()).toBe(true);
+      await warning.getByRole('link', { name: 'Set the contact person' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Contact person' }).waitFor();
+      expect(await axeViolations(v.page), 'axe on the empty contact person page').toEqual([]);
+      await shot(v, '18-contact-person-empty');
+
+      // The API's problems show beside the field.
+      await v.page.getByLabel('Full name').fill('Meera Iyer');
+      await v.page.getByLabel('Email').fill('not an email');
+      await v.page.getByRole('button', { name: 'Save' }).first().click();
+      await v.page.locator('.field-error').first().waitFor();
+      expect(await v.page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+      await v.page.getByLabel('Email').fill('dpo@acme.example');
+      await v.page.getByLabel('Phone').fill('+919811111111');
+      await v.page.getByLabel('Working hours').fill('Mon-Fri 09:00-17:00 IST');
+      await v.page.getByLabel('Response time').fill('Within 7 days');
+      await v.page.getByRole('button', { name: 'Save' }).first().click();
+      await v.page.getByText('The contact person is saved.').waitFor();
+      await warning.waitFor({ state: 'detached' });
+      const dpo = await request('GET', '/dpo', withKey(adminKey));
+      expect(dpo.json).toMatchObject({ full_name: 'Meera Iyer', email: 'dpo@acme.example', phone: '+919811111111', working_hours: 'Mon-Fri 09:00-17:00 IST', response_time: 'Within 7 days', qualifications: null });
+
+      await v.page.getByLabel('Days to answer').fill('45');
+      await v.page.getByRole('button', { name: 'Save' }).nth(1).click();
+      await v.page.getByText('The grievance period is saved.').waitFor();
+      expect((await request('GET', '/api/v1/organization', withKey(adminKey))).json.grievance_period_days).toBe(45);
+      await v.page.getByLabel('Days to answer').fill('91');
+      await v.page.getByRole('button', { name: 'Save' }).nth(1).click();
+      await v.page.locator('.field-error').waitFor();
+      expect((await request('GET', '/api/v1/organization', withKey(adminKey))).json.grievance_period_days).toBe(45);
+      expect(await axeViolations(v.page), 'axe on the contact person page').toEqual([]);
+      await shot(v, '19-contact-person');
+      // Set back to the default for the other tests' due dates.
+      await request('PATCH', '/api/v1/organization', withKey(adminKey), { grievance_period_days: 30 });
+      await v.page.reload();
+      await v.page.getByRole('heading', { level: 1, name: 'Contact person' }).waitFor();
+      expect(await v.page.getByLabel('Full name').inputValue()).toBe('Meera Iyer');
+      expect(await warning.count()).toBe(0);
       expect(v.problems).toEqual([]);
       await v.context.close();
     });

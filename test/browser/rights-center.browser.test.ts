@@ -2,32 +2,12 @@
 // a person signs in with a code sent to their phone, switches language, withdraws a consent with the
 // keyboard alone, files a request, reads the organization's reply and answers, appoints a nominee, and signs out. axe-core runs on every page with zero violations allowed; no CSP
 // violation or script error; screenshots under test-results/screenshots/.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { MessageProvider, OutgoingMessage } from '../../src/platform/messaging/index.js';
 import { uniqueSlug } from '../support/app.js';
-import { CHROMIUM, collectProblems, hasChromium, SHOTS, startBrowserServer, type BrowserServer } from '../support/browser.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  impact: string;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/**
- * axe-core's violations on the page as it is now. Evaluated through the DevTools protocol, which the
- * page's CSP (no script at all) does not govern; the page itself never runs a script.
- */
-async function axeViolations(page: Page): Promise<string[]> {
-  const violations = (await page.evaluate(`${AXE}\n;axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`)) as AxeViolation[];
-  return violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
+import { axeViolations, CHROMIUM, collectProblems, hasChromium, SHOTS, startBrowserServer, type BrowserServer } from '../support/browser.js';
 
 describe.skipIf(!hasChromium)(`Rights Center in a real browser (skipped when ${CHROMIUM} is missing: apt-get install -y chromium)`, () => {
   let server: BrowserServer;

@@ -183,7 +183,7 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 /** Starts `assent serve` on a free port (or `port`: a process restarted in its place) and resolves once it has logged "Assent listening". */
 export async function startServer(env: Record<string, string>, timeoutMs = 90_000, fixedPort?: number): Promise<ServerProcess> {
   const port = fixedPort ?? (await freePort());
-  const child = assent(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+  const child = assent(['serve'], { HOST: '127.0.0.1', ...env, PORT: String(port), LOG_LEVEL: 'info' });
   const logs: LogLine[] = [];
   let stderr = '';
   let partial = '';

@@ -2,6 +2,7 @@
 // counted by route pattern, status and duration; database pools, outbox depth and age, event-loop lag
 // are there; no slug and no id of the caller's data appears in any label unless METRICS_PER_ORG=1.
 import http from 'node:http';
+import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { cliJson, createCliStore, freePort, killServers, request, startServer, uniqueSlug, type CliStore } from './child.js';
@@ -24,10 +25,10 @@ afterAll(async () => {
   await store?.drop();
 });
 
-function scrape(port: number, path = '/metrics'): Promise<{ status: number; type: string; body: string }> {
+function scrape(port: number, path = '/metrics', host = '127.0.0.1'): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {
     http
-      .get({ host: '127.0.0.1', port, path }, (res) => {
+      .get({ host, port, path }, (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (d: string) => (body += d));
@@ -45,6 +46,9 @@ function sample(text: string, series: string): number | undefined {
 
 test('METRICS_PORT must be a port number; metrics are off by default and per-organization labels too', () => {
   expect(loadConfig({}).metricsPort).toBeNull();
+  expect(loadConfig({}).metricsHost).toBe('127.0.0.1');
+  expect(loadConfig({ METRICS_HOST: '0.0.0.0' }).metricsHost).toBe('0.0.0.0');
+  expect(() => loadConfig({ METRICS_HOST: 'http://x' })).toThrow('METRICS_HOST must be an address to listen on');
   expect(loadConfig({}).metricsPerOrg).toBe(false);
   expect(loadConfig({ METRICS_PORT: '9464', METRICS_PER_ORG: '1' })).toMatchObject({ metricsPort: 9464, metricsPerOrg: true });
   expect(() => loadConfig({ METRICS_PORT: 'abc' })).toThrow(ConfigError);
@@ -104,4 +108,24 @@ test('METRICS_PER_ORG=1 adds the organization slug as a label; without METRICS_P
   expect(plain.logs.some((l) => String(l.msg).includes('Prometheus metrics'))).toBe(false);
   await expect(scrape(metricsPort)).rejects.toThrow(/ECONNREFUSED/);
   expect(await plain.stop()).toBe(0);
+});
+
+// This machine's first address that is not loopback (the API on HOST=0.0.0.0 answers there), if it has one.
+const outside = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+
+test.runIf(outside !== undefined)('metrics listen on 127.0.0.1 by default even when the API listens on every address; METRICS_HOST opens them', async () => {
+  const metricsPort = await freePort();
+  const server = await startServer({ ...store.env, HOST: '0.0.0.0', METRICS_PORT: String(metricsPort) }, 60_000);
+  expect(server.logs.some((l) => String(l.msg) === `Prometheus metrics at http://127.0.0.1:${metricsPort}/metrics`)).toBe(true);
+  expect((await scrape(metricsPort)).status).toBe(200);
+  // The API is reachable from outside; the metrics are not.
+  expect((await scrape(server.port, '/health', outside)).status).toBe(200);
+  await expect(scrape(metricsPort, '/metrics', outside)).rejects.toThrow(/ECONNREFUSED/);
+  expect(await server.stop()).toBe(0);
+
+  const open = await startServer({ ...store.env, METRICS_PORT: String(metricsPort), METRICS_HOST: '0.0.0.0' }, 60_000);
+  expect((await scrape(metricsPort, '/metrics', outside)).status).toBe(200);
+  expect(await open.stop()).toBe(0);
 });

@@ -70,6 +70,25 @@ test('the marked blocks make one script: set -euo pipefail, the walk-through in 
   expect(() => readmeScript('<!-- readme-check -->\ntext\n')).toThrow(/must stand right before/);
 });
 
+// Issue 30 item 6: JSON answers carry no final newline, so a pasted curl that prints one leaves the
+// shell's prompt glued to it. Every curl in the README whose answer reaches the terminal (not captured
+// in $(...), not piped, not written to a file) ends it with -w '\n'.
+test("every curl in the README that prints its answer to the terminal ends it with a newline (-w '\\n')", () => {
+  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
+  const offenders: string[] = [];
+  let inBlock = false;
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.startsWith('```')) inBlock = !inBlock;
+    if (!inBlock || !/^curl\s/.test(lines[i]!)) continue;
+    let command = lines[i]!;
+    for (let j = i; lines[j]!.endsWith('\\'); j++) command += ' ' + lines[j + 1]!;
+    const bare = command.replace(/'[^']*'|"[^"]*"/g, '');
+    const printed = !/(^|\s)-o\s|\||>/.test(bare);
+    if (printed && !/\s-w\s/.test(bare)) offenders.push(`README.md line ${i + 1}: ${lines[i]}`);
+  }
+  expect(offenders).toEqual([]);
+});
+
 describe.runIf(storeKind() === 'pglite')('the README walk-through as a script', () => {
   test('with no server running: it starts one, walks through, and stops it (port and data directory freed)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'assent-readme-'));

@@ -1,10 +1,14 @@
 // Receipt signing keys from the real `assent` command and server (issue 18 item 2), on the store of the
 // project: `assent secret generate`; an organization created by the CLI has its key; `signing-key
-// rotate` keeps the old key public; the secret: required by a server on PostgreSQL, kept in
-// DATA_DIR/secret.key (0600, with a warning) on the embedded store when unset.
+// rotate` keeps the old key public; `receipt verify` checks one receipt against a JWKS; the secret:
+// required by a server on PostgreSQL, kept in DATA_DIR/secret.key (0600, with a warning) on the
+// embedded store when unset.
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { RECEIPT_VERSION, signReceipt, type ConsentReceipt } from '../../src/features/receipts/index.js';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { storeKind } from '../support/store.js';
 import { cliJson, createCliStore, killServers, request, runCli, startServer, uniqueSlug, type CliStore } from './child.js';
@@ -131,4 +135,51 @@ test('assent receipts backfill signs records written before receipts and prints 
   expect(await server.stop()).toBe(0);
   const [a1] = await store.query<{ receipt: string | null }>('select receipt from consent_records where id = $1', [recordA]);
   expect(a1!.receipt).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+});
+
+test('assent receipt verify: exit 0 with what the receipt says; a receipt signed outside its key validity: exit 1 naming it', async () => {
+  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+  const jwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(jwk);
+  const notBefore = '2026-06-01T00:00:00.000Z';
+  const dir = mkdtempSync(join(tmpdir(), 'assent-receipt-cli-'));
+  try {
+    writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [{ ...jwk, kid, alg: 'EdDSA', use: 'sig', not_before: notBefore }] }));
+    const receipt = (time: string): ConsentReceipt => ({
+      version: RECEIPT_VERSION,
+      schema: 'ISO/IEC TS 27560:2023',
+      record_id: randomUUID(),
+      previous_record_id: null,
+      controller: { id: randomUUID(), slug: 'acme', name: 'Acme', url: 'http://acme.localhost:3000', jwks_uri: 'http://acme.localhost:3000/.well-known/jwks.json' },
+      principal: { dp_id: 'user-42' },
+      collection_point: { id: randomUUID(), display_id: 'CP001', name: 'Checkout' },
+      notice: { version: 1, sha256: 'a'.repeat(64) },
+      purposes: [{ id: randomUUID(), name: 'Order delivery', required: true, granted: true, state: 'given' as const }],
+      action: 'approved' as const,
+      time,
+      channel: 'api' as const,
+      request_id: null,
+      event_id: null,
+    });
+    writeFileSync(join(dir, 'good.jws'), await signReceipt(receipt('2026-07-01T10:00:00.000Z'), { kid, privateKey: privateKey as never }));
+    writeFileSync(join(dir, 'old.jws'), await signReceipt(receipt('2025-07-01T10:00:00.000Z'), { kid, privateKey: privateKey as never }));
+    const env = { DATA_DIR: '/nonexistent/never-opened', DATABASE_URL: '' };
+    const good = await runCli(['receipt', 'verify', join(dir, 'good.jws'), '--jwks', join(dir, 'jwks.json')], env);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stdout).toBe(
+      `Receipt verified with key ${kid} of ${join(dir, 'jwks.json')}:\n  approved by user-42 at CP001 (Checkout) of acme, 2026-07-01T10:00:00.000Z\n  notice version 1; purposes: Order delivery given\n`,
+    );
+    const old = await runCli(['receipt', 'verify', join(dir, 'old.jws'), '--jwks', join(dir, 'jwks.json'), '--json'], env);
+    expect(old.code).toBe(1);
+    expect(JSON.parse(old.stdout)).toMatchObject({
+      ok: false,
+      problem: `receipt time 2025-07-01T10:00:00.000Z is before its key ${kid} became valid (not_before ${notBefore}): back-dated, or signed with a key that did not exist then`,
+    });
+    const missing = await runCli(['receipt', 'verify', join(dir, 'good.jws')], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--jwks');
+    expect(existsSync('/nonexistent/never-opened')).toBe(false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -8,7 +8,7 @@
 // with the source's heads. Also: a second copy into the now non-empty database is refused, and
 // `store copy` with DATABASE_URL set is refused. Runs in the postgres project (it needs TEST_DATABASE_URL);
 // the source is always a data directory.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
@@ -95,6 +95,60 @@ describe.runIf(storeKind() === 'postgres')('assent store copy: the embedded stor
     expect(again.stderr).toMatch(/^assent: The target database is not empty \(rows in .*organizations.*\): nothing was copied/);
     const verified = await cliJson(['audit', 'verify', tenants[0]!.slug], { DATABASE_URL: target.url });
     expect(verified.ok).toBe(true);
+  });
+
+  test("the embedded store's development key (DATA_DIR/secret.key) must become ASSENT_SECRET_KEY: store copy says so, and a server on the copy starts with it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'assent-copy-key-'));
+    const fresh = await createScratchPostgres();
+    try {
+      const keyless = { DATA_DIR: dir, ASSENT_SECRET_KEY: '' };
+      const org = await createOrg(keyless);
+      const keyFile = join(dir, 'secret.key');
+      const secret = readFileSync(keyFile, 'utf8').trim();
+      const copy = await runCli(['store', 'copy', '--to', fresh.url], keyless, 120_000);
+      expect(copy.code, copy.stderr).toBe(0);
+      expect(copy.stdout).toContain(
+        `Next: stop using DATA_DIR and start the server with DATABASE_URL set to the target, and ASSENT_SECRET_KEY set to the key in ${keyFile}: ` +
+          'it seals the signing keys just copied, and a server on PostgreSQL does not read DATA_DIR (it refuses to start without ASSENT_SECRET_KEY). ' +
+          `Keep it with your other secrets:\n  export ASSENT_SECRET_KEY="$(cat ${keyFile})"\n`,
+      );
+      // Another secret does not open the copied keys: the server refuses, as the message warns.
+      const wrong = await runCli(['serve'], { DATABASE_URL: fresh.url, PORT: '0', HOST: '127.0.0.1' }, 60_000);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain('ASSENT_SECRET_KEY does not open the signing keys in the store');
+      const server = await startServer({ DATABASE_URL: fresh.url, ASSENT_SECRET_KEY: secret }, 60_000);
+      const jwks = await call(server, org, 'GET', '/.well-known/jwks.json', { key: null });
+      expect(jwks.status).toBe(200);
+      expect(await server.stop()).toBe(0);
+    } finally {
+      await killServers();
+      await fresh.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('with ASSENT_SECRET_KEY set, store copy says to keep it, and --json names where the secret came from', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'assent-copy-env-'));
+    const fresh = await createScratchPostgres();
+    try {
+      const withKey = { DATA_DIR: dir, ASSENT_SECRET_KEY: 'copy-test-secret-of-at-least-32-characters' };
+      await createOrg(withKey);
+      const human = await runCli(['store', 'copy', '--to', fresh.url], withKey, 120_000);
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stdout).toMatch(
+        /\nNext: stop using DATA_DIR and start the server with DATABASE_URL set to the target and ASSENT_SECRET_KEY as it is now: it seals the signing keys and webhook secrets just copied\.\n$/,
+      );
+      const again = await createScratchPostgres();
+      try {
+        const json = await cliJson(['store', 'copy', '--to', again.url], withKey);
+        expect(json.secret_key).toEqual({ from: 'ASSENT_SECRET_KEY', file: null });
+      } finally {
+        await again.drop();
+      }
+    } finally {
+      await fresh.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('store copy refuses to run with DATABASE_URL set, and --to must be a PostgreSQL URL', async () => {

@@ -203,9 +203,16 @@ describe('the client against a real server', () => {
     expect(await codeOf(unwrap(anonymous.GET('/api/v1/grievances', {})))).toBe('api_key_required');
     const wrong = createAssentClient({ baseUrl, apiKey: 'ask_live_' + 'x'.repeat(32) });
     expect(await codeOf(unwrap(wrong.GET('/api/v1/grievances', {})))).toBe('invalid_api_key');
-    // Nothing listening: a network error, after the retries.
+    // Nothing listening: after the retries, an AssentError with status 0 and code network_error (not fetch's
+    // raw TypeError), naming the address; fetch's own error is its cause. A POST without a key fails the same way.
     const nowhere = createAssentClient({ baseUrl: 'http://127.0.0.1:9', apiKey: a.key, retryDelayMs: 1 });
-    await expect(unwrap(nowhere.GET('/api/v1/grievances', {}))).rejects.toBeInstanceOf(TypeError);
+    const unreachable = await unwrap(nowhere.GET('/api/v1/grievances', {})).catch((x: unknown) => x);
+    expect(unreachable).toBeInstanceOf(AssentError);
+    expect(unreachable).toMatchObject({ status: 0, code: 'network_error', details: [], requestId: null });
+    expect((unreachable as AssentError).message).toMatch(/^Could not reach the Assent service at http:\/\/127\.0\.0\.1:9 \(.+\): check that it is running/);
+    expect((unreachable as AssentError).cause).toBeInstanceOf(TypeError);
+    const post = await unwrap(nowhere.POST('/api/v1/webhooks', { body: { url: 'https://example.com/hook', events: ['grievance.created'] } })).catch((x: unknown) => x);
+    expect(post).toMatchObject({ name: 'AssentError', status: 0, code: 'network_error' });
   });
 
   test("on an organization's own host (a fetch that sets Host); its key on another organization's host is refused", async () => {

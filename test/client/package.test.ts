@@ -29,6 +29,8 @@ describe.runIf(storeKind() === 'pglite')('the @assent/client package', () => {
       expect.arrayContaining(['README.md', 'dist/index.d.ts', 'dist/index.js', 'dist/idempotent.js', 'dist/webhook-events.js', 'dist/openapi.d.ts', 'openapi.json', 'package.json']),
     );
     expect(files.every((f) => /^(dist\/|src\/|README\.md$|openapi\.json$|package\.json$)/.test(f))).toBe(true);
+    // The generated declarations (1 MB) once, in dist/, beside the build that imports them.
+    expect(files.filter((f) => f.endsWith('openapi.d.ts'))).toEqual(['dist/openapi.d.ts']);
   });
 
   test('a consumer imports it with plain Node and typechecks against its declarations', () => {

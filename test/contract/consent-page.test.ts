@@ -541,3 +541,80 @@ describe('the outbox worker', () => {
     }
   });
 });
+
+describe('the contact person (DPDP Rule 9, issue 35)', () => {
+  const person = { full_name: 'Meera Iyer', email: 'dpo@acme.example', phone: '+919811111111', working_hours: 'Mon-Fri 09:00-17:00 IST', response_time: 'Within 7 days' };
+  const setPerson = async (a: Tenant) => {
+    const res = await app.inject({ method: 'PUT', url: '/api/v1/organization/dpo', headers: { host: a.host, 'x-api-key': a.key }, payload: person });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+  };
+  /** The page's footer: the contact person with every field, in the page's language. */
+  const expectPerson = (body: string, lang: 'en' | 'hi' = 'en') => {
+    const footer = /<footer>([\s\S]*)<\/footer>/.exec(body)?.[1] ?? '';
+    expect(footer).toContain(lang === 'en' ? 'Who to contact' : 'किससे संपर्क करें');
+    for (const value of Object.values(person)) expect(footer).toContain(value);
+    expect(footer).toContain('href="mailto:dpo@acme.example"');
+    expect(footer).toContain('href="tel:+919811111111"');
+  };
+
+  test('every state of the page shows the contact person, in English and Hindi', async () => {
+    const a = await tenant();
+    await setPerson(a);
+    const s = await setup(a);
+    const link = await createLink(a, s, { expiry_hours: 1 });
+    const v = visitor(a.host, link.token);
+    expectPerson((await v.open()).body);
+    expectPerson((await v.open('?lang=hi')).body, 'hi');
+    await v.post('code');
+    expectPerson((await v.open()).body);
+    const wrong = await v.post('verify', { code: '000000' });
+    expect(wrong.statusCode).toBe(400);
+    expectPerson(wrong.body);
+    const code = await deliveredCode();
+    await v.post('verify', { code });
+    const choices = await v.open();
+    expect(choices.body).toContain('Your choices');
+    expectPerson(choices.body);
+    const missing = await v.post('consent', { purpose: [] }, { csrf: false });
+    expect(missing.statusCode).toBe(403);
+    expectPerson(missing.body);
+    const done = await v.post('consent', { purpose: s.purposeIds });
+    expect(done.statusCode).toBe(200);
+    expectPerson(done.body);
+    const completed = await v.open('?lang=hi');
+    expect(completed.statusCode).toBe(409);
+    expectPerson(completed.body, 'hi');
+
+    const expiring = await createLink(a, s, { expiry_hours: 1 });
+    const replaced = await createLink(a, s, { expiry_hours: 1 });
+    clock.advance(HOUR);
+    expect((await api(a, 'POST', `${LINK}/duplicate/${replaced.request_id}`, {})).statusCode).toBe(201);
+    const superseded = await visitor(a.host, replaced.token).open();
+    expect(superseded.statusCode).toBe(410);
+    expect(superseded.body).toContain('This link was replaced');
+    expectPerson(superseded.body);
+    const expired = await visitor(a.host, expiring.token).open();
+    expect(expired.body).toContain('This link has expired');
+    expectPerson(expired.body);
+
+    const closing = await createLink(a, s);
+    const patch = await app.inject({ method: 'PATCH', url: `/api/v1/collection-points/${s.pointId}`, headers: { host: a.host, 'x-api-key': a.key }, payload: { status: 'inactive' } });
+    expect(patch.statusCode, patch.body).toBe(200);
+    const closed = await visitor(a.host, closing.token).open('?lang=hi');
+    expect(closed.statusCode).toBe(410);
+    expectPerson(closed.body, 'hi');
+  });
+
+  test('with no contact person set, every page says how to reach the organization: its Rights Center', async () => {
+    const a = await tenant();
+    const link = await createLink(a, await setup(a));
+    const v = visitor(a.host, link.token);
+    const page = await v.open();
+    const footer = /<footer>([\s\S]*)<\/footer>/.exec(page.body)?.[1] ?? '';
+    expect(footer).toContain('has not named a contact person yet. You can reach them through their Rights Center.');
+    expect(footer).toContain('<a href="/rights?lang=en">');
+    const hindi = /<footer>([\s\S]*)<\/footer>/.exec((await v.open('?lang=hi')).body)?.[1] ?? '';
+    expect(hindi).toContain('अधिकार केंद्र');
+    expect(hindi).toContain('<a href="/rights?lang=hi">');
+  });
+});

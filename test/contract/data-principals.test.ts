@@ -360,11 +360,23 @@ describe('the contact person (GET /dpo, PUT /api/v1/organization/dpo)', () => {
     };
     expect(changed.json()).toEqual(after);
     const anyKey = await t.key(a, ['nominees']);
+    // Contract §10: GET /dpo shows the organization's grievance period (the default, then what PATCH set); PUT answers the person alone.
     for (const headers of [{ 'x-api-key': anyKey }, bearer(await mint(a, 'dp-1'))]) {
       const res = await t.call({ method: 'GET', url: '/dpo', org: a, headers });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual(after);
+      expect(res.json()).toEqual({ ...after, grievance_period_days: 30 });
     }
+    const patched = await t.call({ method: 'PATCH', url: '/api/v1/organization', org: a, key: a.key, body: { grievance_period_days: 45 } });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const withPeriod = await t.call({ method: 'GET', url: '/dpo', org: a, key: anyKey });
+    expect(withPeriod.json()).toEqual({ ...after, grievance_period_days: 45 });
+    // The SDK surface's copy answers the same.
+    const sdk = await t.call({ method: 'GET', url: '/api/v1/internal/dpo', org: a, key: anyKey });
+    expect(sdk.json()).toEqual({ ...after, grievance_period_days: 45 });
+    // Another organization's period is not this one's.
+    const b = await t.tenant();
+    await t.call({ method: 'PUT', url: '/api/v1/organization/dpo', org: b, key: b.key, body: { full_name: 'B', email: 'b@example.com' } });
+    expect((await t.call({ method: 'GET', url: '/dpo', org: b, key: b.key })).json().grievance_period_days).toBe(30);
     const noKey = await t.call({ method: 'GET', url: '/dpo', org: a });
     expect(noKey.statusCode).toBe(401);
     expect(noKey.json()).toEqual({ error: 'API key required (X-API-Key header)', code: 'api_key_required' });

@@ -1,15 +1,17 @@
 // The export for the regulator (contract §10): GET /api/v1/export over real HTTP, owners only, streamed;
 // the archive holds the organization's records and nothing of another's; verifyExport (what `assent
 // export verify` runs) passes on it and names the first problem of a tampered copy.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { verifyExport } from '../../src/features/export/index.js';
+import { signManifest, verifyExport, verifyManifestSignature } from '../../src/features/export/index.js';
+import { withTenant } from '../../src/platform/db/tenant-tx.js';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 import { archiveFiles, jsonLines, rewriteArchive, sha256Line } from '../support/archive.js';
 
@@ -80,17 +82,17 @@ async function world(): Promise<World> {
 }
 
 /** GET /api/v1/export over a real connection, the body streamed to a file. */
-function download(org: TestOrg, headers: Record<string, string>, file: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function download(org: TestOrg, headers: Record<string, string>, file: string): Promise<{ status: number; headers: Record<string, unknown>; body: string; trailers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/export', headers: { host: org.host, ...headers } }, (res) => {
       if (res.statusCode === 200) {
-        pipeline(res, createWriteStream(file)).then(() => resolve({ status: 200, headers: res.headers, body: '' }), reject);
+        pipeline(res, createWriteStream(file)).then(() => resolve({ status: 200, headers: res.headers, body: '', trailers: { ...res.trailers } }), reject);
         return;
       }
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, trailers: {} }));
     });
     req.on('error', reject);
     req.end();
@@ -100,12 +102,16 @@ function download(org: TestOrg, headers: Record<string, string>, file: string): 
 let w: World;
 let other: World;
 let file: string;
+let trailers: Record<string, unknown>;
 beforeAll(async () => {
   w = await world();
   other = await world();
   file = join(dir, 'export.tar.gz');
   const res = await download(w.org, { authorization: `Bearer ${w.owner}` }, file);
   expect(res.status, res.body).toBe(200);
+  // Announced before the body (Fastify separates the names with spaces).
+  expect(String(res.headers.trailer).split(/[\s,]+/)).toEqual(['assent-manifest-sha256', 'assent-manifest-kid']);
+  trailers = res.trailers;
   expect(res.headers['content-type']).toBe('application/gzip');
   expect(res.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="${w.org.slug}-export-\\d{8}T\\d{6}Z\\.tar\\.gz"$`));
 }, 60_000);
@@ -116,7 +122,20 @@ describe('GET /api/v1/export', () => {
     expect(report).toMatchObject({ ok: true, problem: null, organization: { id: w.org.id, slug: w.org.slug } });
     const files = await archiveFiles(file);
     expect(new Set(files.map((f) => f.root)).size).toBe(1);
-    expect(files.at(-1)!.name).toBe('MANIFEST.sha256');
+    expect(files.slice(-2).map((f) => f.name)).toEqual(['MANIFEST.sha256', 'MANIFEST.jws']);
+    // The manifest signed with the organization's current key (issue 32 item 5), and its hash and key as trailers.
+    const jwksNow = (await t.call({ method: 'GET', url: '/.well-known/jwks.json', org: w.org })).json();
+    expect(report.manifest_signed_by).toBe(jwksNow.keys[0].kid);
+    expect(report.keys_from).toBe('jwks.json');
+    expect(trailers).toEqual({ 'assent-manifest-sha256': report.manifest_sha256, 'assent-manifest-kid': jwksNow.keys[0].kid });
+    const signed = await verifyManifestSignature(files.at(-1)!.content.toString(), jwksNow);
+    expect(signed.manifest).toEqual({
+      format: 'assent-export/2',
+      organization: { id: w.org.id, slug: w.org.slug },
+      exported_at: report.exported_at,
+      manifest_sha256: report.manifest_sha256,
+      audit_chain_head: report.audit!.head,
+    });
     expect(files.map((f) => f.name)).toEqual(expect.arrayContaining(['jwks.json', 'export.json', 'grievances/000001.jsonl', 'audit-log/000001.jsonl']));
 
     expect(jsonLines(files, 'grievances')).toEqual([expect.objectContaining({ ticket_id: w.ticket, status: 'in_progress', due_at: expect.any(String) })]);
@@ -145,7 +164,7 @@ describe('GET /api/v1/export', () => {
     expect(audit.at(-1)).toMatchObject({ action: 'organization.exported', target: { type: 'organization', id: w.org.id } });
     expect(report.audit).toEqual({ entries: audit.length, head: { seq: audit.length, hash: audit.at(-1).hash } });
     const meta = JSON.parse(files.find((f) => f.name === 'export.json')!.content.toString());
-    expect(meta).toMatchObject({ format: 'assent-export/1', organization: { id: w.org.id, slug: w.org.slug }, audit_chain_head: { seq: audit.length } });
+    expect(meta).toMatchObject({ format: 'assent-export/2', organization: { id: w.org.id, slug: w.org.slug }, audit_chain_head: { seq: audit.length } });
     expect(meta.tables['consent-records']).toEqual({ rows: 2, parts: ['consent-records/000001.jsonl'] });
   });
 
@@ -187,12 +206,75 @@ describe('verifyExport names the first problem of a tampered archive', () => {
     expect(report.problem).toMatch(/^grievances\/000001\.jsonl: its SHA-256 is [0-9a-f]{64}, MANIFEST\.sha256 says [0-9a-f]{64}: the file was changed$/);
   });
 
-  test('an audit entry edited and its sum fixed in the manifest: the chain names that entry', async () => {
+  /**
+   * As an insider who holds the organization's signing key would: the archive rewritten with `change`,
+   * then its manifest signed again (MANIFEST.jws over the new MANIFEST.sha256), so only what lies
+   * under the manifest can give the change away. Without the key, see the next test.
+   */
+  async function rewriteSigned(from: string, to: string, change: Parameters<typeof rewriteArchive>[2]): Promise<void> {
+    const unsigned = `${to}.unsigned.tar.gz`;
+    await rewriteArchive(from, unsigned, change);
+    const files = await archiveFiles(unsigned);
+    const manifest = files.find((f) => f.name === 'MANIFEST.sha256')!.content;
+    const before = JSON.parse(Buffer.from(files.find((f) => f.name === 'MANIFEST.jws')!.content.toString().split('.')[1]!, 'base64url').toString());
+    const key = await withTenant(t.db, w.org.id, async (tx) => (await t.app.services.receipts.signer.prepare(tx, null)).key);
+    const jws = await signManifest({ ...before, manifest_sha256: createHash('sha256').update(manifest).digest('hex') }, key);
+    await rewriteArchive(unsigned, to, (f) => (f.name === 'MANIFEST.jws' ? Buffer.from(jws + '\n') : f.content));
+  }
+
+  test('a file changed and its sum fixed in the manifest, without the key: the signature gives the rewritten manifest away', async () => {
+    const bad = join(dir, 'unsigned.tar.gz');
+    let edited: Buffer | null = null;
+    await rewriteArchive(file, bad, (f) => {
+      if (f.name === 'nominees/000001.jsonl') return (edited = Buffer.from(f.content.toString().replace('nominee@example.com', 'someone@example.com')));
+      if (f.name === 'MANIFEST.sha256') return Buffer.from(f.content.toString('utf8').replace(/^[0-9a-f]{64} {2}nominees\/000001\.jsonl$/m, sha256Line(edited!, 'nominees/000001.jsonl')));
+      return f.content;
+    });
+    const report = await verifyExport(bad);
+    expect(report.ok).toBe(false);
+    expect(report.problem).toMatch(/^MANIFEST\.jws signs a manifest whose SHA-256 is [0-9a-f]{64}, MANIFEST\.sha256 has [0-9a-f]{64}: the manifest was rewritten$/);
+    // Its signature removed, or the format put back to 1 to pass as an unsigned archive: still refused.
+    const stripped = join(dir, 'stripped.tar.gz');
+    await rewriteArchive(bad, stripped, (f) => (f.name === 'MANIFEST.jws' ? null : f.content));
+    expect((await verifyExport(stripped)).problem).toBe("MANIFEST.jws is missing: a assent-export/2 archive's manifest is signed by the organization's key");
+  });
+
+  test("the archive's keys replaced (and everything re-signed with a key of the forger's): --jwks from outside names the key", async () => {
+    const forged = join(dir, 'forged-keys.tar.gz');
+    const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const jwk = await exportJWK(pair.publicKey);
+    const kid = await calculateJwkThumbprint(jwk);
+    const published = (await t.call({ method: 'GET', url: '/.well-known/jwks.json', org: w.org })).json();
+    const fakeKeys = { keys: [{ ...jwk, kid, alg: 'EdDSA', use: 'sig', not_before: published.keys[0].not_before }] };
+    const unsigned = `${forged}.unsigned.tar.gz`;
+    let jwksFile: Buffer | null = null;
+    await rewriteArchive(file, unsigned, (f) => {
+      if (f.name === 'jwks.json') return (jwksFile = Buffer.from(JSON.stringify(fakeKeys)));
+      if (f.name === 'MANIFEST.sha256') return Buffer.from(f.content.toString('utf8').replace(/^[0-9a-f]{64} {2}jwks\.json$/m, sha256Line(jwksFile!, 'jwks.json')));
+      return f.content;
+    });
+    const files = await archiveFiles(unsigned);
+    const before = JSON.parse(Buffer.from(files.find((f) => f.name === 'MANIFEST.jws')!.content.toString().split('.')[1]!, 'base64url').toString());
+    const manifest = files.find((f) => f.name === 'MANIFEST.sha256')!.content;
+    const jws = await signManifest({ ...before, manifest_sha256: createHash('sha256').update(manifest).digest('hex') }, { kid, privateKey: pair.privateKey as never });
+    await rewriteArchive(unsigned, forged, (f) => (f.name === 'MANIFEST.jws' ? Buffer.from(jws + '\n') : f.content));
+    // With the archive's own keys, the manifest verifies (the receipts, signed by the real key, do not).
+    expect((await verifyExport(forged)).problem).toMatch(/receipt signature does not verify/);
+    // With the organization's published keys from outside, the replaced key set is named at once.
+    const outside = { keys: published.keys, source: 'https://acme.example/.well-known/jwks.json' };
+    expect((await verifyExport(forged, { jwks: outside })).problem).toBe(
+      `jwks.json holds key ${kid}, which is not among the organization's keys at https://acme.example/.well-known/jwks.json: the archive's keys were replaced`,
+    );
+    // And the genuine archive passes with the published keys.
+    expect(await verifyExport(file, { jwks: outside })).toMatchObject({ ok: true, keys_from: 'https://acme.example/.well-known/jwks.json', manifest_signed_by: published.keys[0].kid });
+  });
+
+  test('an audit entry edited and its sum fixed in the manifest (re-signed by an insider with the key): the chain names that entry', async () => {
     const bad = join(dir, 'audit.tar.gz');
     const audit = jsonLines(await archiveFiles(file), 'audit-log');
     const victim = audit[1]!;
     let edited: Buffer | null = null;
-    await rewriteArchive(file, bad, (f) => {
+    await rewriteSigned(file, bad, (f) => {
       if (f.name === 'audit-log/000001.jsonl') {
         const lines = f.content.toString('utf8').split('\n');
         const entry = JSON.parse(lines[1]!);
@@ -212,11 +294,11 @@ describe('verifyExport names the first problem of a tampered archive', () => {
     expect(report.problem).toBe(`audit log entry 2 (${victim.id}), audit-log/000001.jsonl line 2: the entry fields differ from the content its hash covers`);
   });
 
-  /** A copy with one consent-records line changed and its sum fixed in the manifest. */
+  /** A copy with one consent-records line changed, its sum fixed in the manifest and the manifest re-signed (an insider with the key). */
   async function withRecord(name: string, change: (record: any) => void): Promise<string> {
     const bad = join(dir, name);
     let edited: Buffer | null = null;
-    await rewriteArchive(file, bad, (f) => {
+    await rewriteSigned(file, bad, (f) => {
       if (f.name === 'consent-records/000001.jsonl') {
         const lines = f.content.toString('utf8').split('\n');
         const record = JSON.parse(lines[0]!);
@@ -254,10 +336,10 @@ describe('verifyExport names the first problem of a tampered archive', () => {
     expect((await verifyExport(bad)).problem).toBe(`consent record ${first.id}, consent-records/000001.jsonl line 1: the receipt's action differs from the record's`);
   });
 
-  test('an audit entry removed (sums fixed): the chain names the gap', async () => {
+  test('an audit entry removed (sums fixed, re-signed): the chain names the gap', async () => {
     const bad = join(dir, 'gap.tar.gz');
     let edited: Buffer | null = null;
-    await rewriteArchive(file, bad, (f) => {
+    await rewriteSigned(file, bad, (f) => {
       if (f.name === 'audit-log/000001.jsonl') {
         const lines = f.content.toString('utf8').split('\n');
         lines.splice(1, 1);
@@ -291,5 +373,33 @@ describe('verifyExport names the first problem of a tampered archive', () => {
     const report = await verifyExport(garbage);
     expect(report.ok).toBe(false);
     expect(report.problem).toMatch(/not a readable \.tar\.gz archive/);
+  });
+
+  test("a receipt back-dated before its key existed (signed with today's key): named, with the key's not_before (issue 32 item 3)", async () => {
+    const org = await t.org();
+    const key = await t.key(org, ['admin']);
+    const owner = await member(org, 'owner');
+    const asset = await api(org, key, 'POST', '/api/v1/assets', { name: 'Website', kind: 'website' });
+    const point = await api(org, key, 'POST', '/api/v1/collection-points', { asset_id: asset.id, name: 'Sign-up', notice: 'n', purposes: [{ name: 'Account', required: true }] });
+    const jwks = (await t.call({ method: 'GET', url: '/.well-known/jwks.json', org })).json();
+    // The organization's clock put back a year: the record and its receipt say last year, the key is today's.
+    const now = t.clock.now();
+    t.clock.set(new Date(now.getTime() - 365 * 24 * 3_600_000));
+    let record;
+    try {
+      record = await api(org, key, 'POST', `/consent/${point.id}/consent`, { dp_id: 'dp-backdated', purposes: [{ id: point.purposes[0].id, granted: true }] });
+    } finally {
+      t.clock.set(now);
+    }
+    const archive = join(dir, 'backdated.tar.gz');
+    expect((await download(org, { authorization: `Bearer ${owner}` }, archive)).status).toBe(200);
+    const exported = JSON.parse((await archiveFiles(archive)).find((f) => f.name === 'jwks.json')!.content.toString());
+    expect(exported).toEqual(jwks);
+    expect(exported.keys[0].not_before).toBe(now.toISOString());
+    const report = await verifyExport(archive);
+    expect(report.ok).toBe(false);
+    expect(report.problem).toBe(
+      `consent record ${record.consent_id}, consent-records/000001.jsonl line 1: receipt time ${new Date(now.getTime() - 365 * 24 * 3_600_000).toISOString()} is before its key ${jwks.keys[0].kid} became valid (not_before ${now.toISOString()}): back-dated, or signed with a key that did not exist then`,
+    );
   });
 });

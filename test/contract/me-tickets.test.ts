@@ -339,11 +339,12 @@ describe('the conversation on a ticket', () => {
       { ...first, created_at: new Date(t.clock.now().getTime() - 1000).toISOString() },
       second,
     ]);
-    // No phone on file: by email. No contact person: the organization.
+    // No phone on file: by email. No contact person: how to reach the organization, its Rights Center
+    // (issue 35: never "Contact person: <organization>").
     const url = rightsCenter(a);
     expect(await outbox(a)).toEqual([
-      { channel: 'email', recipient: 'asha@example.com', body: `Your request ${ticketId} to ${a.slug} is now in progress. Read it and answer at ${url} Contact person: ${a.slug}` },
-      { channel: 'email', recipient: 'asha@example.com', body: `Your request ${ticketId} to ${a.slug} is now resolved. Read it and answer at ${url} Contact person: ${a.slug}` },
+      { channel: 'email', recipient: 'asha@example.com', body: `Your request ${ticketId} to ${a.slug} is now in progress. Read it and answer at ${url} To contact ${a.slug}, use its Rights Center: ${url}` },
+      { channel: 'email', recipient: 'asha@example.com', body: `Your request ${ticketId} to ${a.slug} is now resolved. Read it and answer at ${url} To contact ${a.slug}, use its Rights Center: ${url}` },
     ]);
   });
 

@@ -177,7 +177,9 @@ describe('the backfill signs records written before receipts existed', () => {
     const n = 2 * BACKFILL_BATCH + 100;
     await t.db.system.transaction(async (tx) => {
       await tx.query("select set_config('app.org_id', $1, true)", [a.id]);
-      await tx.query("insert into data_principals (org_id, id, dp_id, created_at) select $1, gen_random_uuid(), 'dp-many-' || i, now() from generate_series(1, $2::int) i", [a.id, n]);
+      // Written before receipts existed: a day before the backfill signs them.
+      const before = new Date(t.clock.now().getTime() - 24 * 3_600_000);
+      await tx.query("insert into data_principals (org_id, id, dp_id, created_at) select $1, gen_random_uuid(), 'dp-many-' || i, $3 from generate_series(1, $2::int) i", [a.id, n, before]);
       await tx.query(
         `insert into consent_records (org_id, id, collection_point_id, data_principal_id, dp_id, consent_action, purposes, notice_version, channel, created_at)
          select d.org_id, gen_random_uuid(), $2, d.id, d.dp_id, 'approved', $3::text::jsonb, 1, 'link', d.created_at from data_principals d where d.org_id = $1`,
@@ -242,7 +244,7 @@ describe('the backfill signs records written before receipts existed', () => {
     expect(r2.document).toMatchObject({ notice: { version: 2, sha256: sha256('Notice, second version') }, channel: 'link', action: 'declined' });
 
     const file = join(dir, `${a.slug}.tar.gz`);
-    const started = createExportService({ db: t.db, clock: t.clock }).exportOrganization({ id: a.id, slug: a.slug, name: a.slug });
+    const started = createExportService({ db: t.db, clock: t.clock, signer: t.app.services.receipts.signer }).exportOrganization({ id: a.id, slug: a.slug, name: a.slug });
     await Promise.all([pipeline(started.stream, createWriteStream(file)), started.done]);
     const report = await verifyExport(file);
     expect(report.problem).toBeNull();

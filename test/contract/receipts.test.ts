@@ -4,11 +4,16 @@
 // not; rotation keeps old receipts verifiable and signs new ones with the new kid; a data principal
 // reads only their own receipts; the private key is stored sealed.
 import { createHash, createPrivateKey } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildTestApp, uniqueSlug, type TestApp, type TestOrg } from '../support/app.js';
 import { createSigningKeyring, unseal, SealedKeyError } from '../../src/platform/crypto/signing-keys.js';
-import { receiptMismatch, verifyReceipt } from '../../src/features/receipts/index.js';
+import { receiptMismatch, verifyReceipt, verifyReceiptFile } from '../../src/features/receipts/index.js';
 
 type Tenant = TestOrg & { key: string };
 type Response = Awaited<ReturnType<TestApp['call']>>;
@@ -77,7 +82,7 @@ describe('a receipt for every record', () => {
     const withdrawn = await ok(await t.call({ method: 'POST', url: `/consent/${p.id}/withdraw`, org: a, key: a.key, body: { dp_id: 'dp-1' } }));
 
     const jwks = await jwksOf(a);
-    expect(jwks.keys).toEqual([{ kty: 'OKP', crv: 'Ed25519', x: expect.any(String), kid: expect.any(String), alg: 'EdDSA', use: 'sig' }]);
+    expect(jwks.keys).toEqual([{ kty: 'OKP', crv: 'Ed25519', x: expect.any(String), kid: expect.any(String), alg: 'EdDSA', use: 'sig', not_before: expect.any(String) }]);
     const kid = jwks.keys[0]!.kid;
 
     const first = await receiptOf(a, given.consent_id);
@@ -295,6 +300,98 @@ describe('signing keys', () => {
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'No organization at this address', code: 'not_found' });
     expect((await t.call({ method: 'GET', url: '/.well-known/jwks.json' })).statusCode).toBe(404);
+  });
+});
+
+describe('key validity (issue 32 item 3)', () => {
+  test('the JWKS gives each key not_before and, once retired, not_after', async () => {
+    const t0 = new Date('2026-03-01T10:00:00.000Z');
+    t.clock.set(t0);
+    const a = await t.tenant();
+    expect((await jwksOf(a)).keys).toEqual([expect.objectContaining({ kty: 'OKP', not_before: t0.toISOString() })]);
+    expect((await jwksOf(a)).keys[0]).not.toHaveProperty('not_after');
+    t.clock.advance(3_600_000);
+    await ok(await t.call({ method: 'POST', url: '/api/v1/organization/signing-keys/rotate', org: a, key: a.key }));
+    const [old, current] = (await jwksOf(a)).keys as Array<Record<string, unknown>>;
+    expect(old).toMatchObject({ not_before: t0.toISOString(), not_after: t.clock.now().toISOString() });
+    expect(current).toMatchObject({ not_before: t.clock.now().toISOString() });
+    expect(current).not.toHaveProperty('not_after');
+  });
+
+  test("a receipt back-dated before its key existed, or signed after its key's rotation, does not verify; one within it does", async () => {
+    const t0 = new Date('2026-04-01T10:00:00.000Z');
+    t.clock.set(t0);
+    const a = await t.tenant();
+    const p = await point(a);
+    t.clock.advance(1000);
+    const honest = await ok(await record(a, p, 'dp-valid'));
+    // The organization's own clock (here, the injected one) put a year back: the service signs a record
+    // "of last year" with today's key. The key's not_before gives it away.
+    t.clock.set(new Date(t0.getTime() - 365 * 24 * 3_600_000));
+    const backdated = await ok(await record(a, p, 'dp-backdated'));
+    t.clock.set(new Date(t0.getTime() + 2000));
+    const jwks = await jwksOf(a);
+    const kid = jwks.keys[0]!.kid;
+    expect((await verifyReceipt((await receiptOf(a, honest.consent_id)).receipt, jwks)).kid).toBe(kid);
+    await expect(verifyReceipt((await receiptOf(a, backdated.consent_id)).receipt, jwks)).rejects.toThrow(
+      `receipt time 2025-04-01T10:00:00.000Z is before its key ${kid} became valid (not_before ${t0.toISOString()}): back-dated, or signed with a key that did not exist then`,
+    );
+    // The signature itself is good: only the validity check refuses it.
+    await expect(verifyOffline((await receiptOf(a, backdated.consent_id)).receipt, jwks)).resolves.toBeDefined();
+    // A minute of clock skew between processes is tolerated.
+    t.clock.set(new Date(t0.getTime() - 30_000));
+    const skewed = await ok(await record(a, p, 'dp-skew'));
+    expect((await verifyReceipt((await receiptOf(a, skewed.consent_id)).receipt, jwks)).kid).toBe(kid);
+
+    // Signed with a key after it was retired: a rotation recorded as having happened before the receipt.
+    const b = await t.tenant();
+    t.clock.set(new Date(t0.getTime() + 10 * 60_000));
+    const bp = await point(b);
+    const signed = await ok(await record(b, bp, 'dp-late'));
+    t.clock.set(new Date(t0.getTime() + 5 * 60_000));
+    await ok(await t.call({ method: 'POST', url: '/api/v1/organization/signing-keys/rotate', org: b, key: b.key }));
+    const bJwks = await jwksOf(b);
+    await expect(verifyReceipt((await receiptOf(b, signed.consent_id)).receipt, bJwks)).rejects.toThrow(
+      `receipt time ${new Date(t0.getTime() + 10 * 60_000).toISOString()} is after its key ${bJwks.keys[0]!.kid} was retired (not_after ${new Date(t0.getTime() + 5 * 60_000).toISOString()}): signed with a retired key`,
+    );
+    t.clock.set(new Date());
+  });
+
+  test('assent receipt verify: a receipt file against the keys from a URL or a file; each problem named', async () => {
+    t.clock.set(new Date('2026-05-01T10:00:00.000Z'));
+    const a = await t.tenant();
+    const p = await point(a);
+    const good = await receiptOf(a, (await ok(await record(a, p, 'dp-file'))).consent_id);
+    t.clock.set(new Date('2026-01-01T10:00:00.000Z'));
+    const backdated = await receiptOf(a, (await ok(await record(a, p, 'dp-file-2'))).consent_id);
+    t.clock.set(new Date());
+    const jwks = await jwksOf(a);
+    const dir = mkdtempSync(join(tmpdir(), 'assent-receipt-'));
+    // The organization's /.well-known/jwks.json as a verifier fetches it: over real HTTP.
+    const server = http.createServer((req, res) => {
+      if (req.url === '/.well-known/jwks.json') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
+    try {
+      writeFileSync(join(dir, 'good.jws'), good.receipt + '\n');
+      writeFileSync(join(dir, 'good.json'), JSON.stringify(good));
+      writeFileSync(join(dir, 'backdated.jws'), backdated.receipt);
+      writeFileSync(join(dir, 'jwks.json'), JSON.stringify(jwks));
+      writeFileSync(join(dir, 'nothing.txt'), 'not a receipt');
+      const online = await verifyReceiptFile(join(dir, 'good.jws'), url);
+      expect(online).toMatchObject({ ok: true, problem: null, kid: jwks.keys[0]!.kid, receipt: { principal: { dp_id: 'dp-file' } } });
+      expect((await verifyReceiptFile(join(dir, 'good.json'), join(dir, 'jwks.json'))).ok).toBe(true);
+      expect((await verifyReceiptFile(join(dir, 'backdated.jws'), url)).problem).toMatch(/^receipt time 2026-01-01T10:00:00\.000Z is before its key .+ became valid/);
+      expect((await verifyReceiptFile(join(dir, 'nothing.txt'), url)).problem).toBe(`${join(dir, 'nothing.txt')} does not hold a compact JWS (three base64url parts joined by dots)`);
+      expect((await verifyReceiptFile(join(dir, 'good.jws'), url.replace('jwks.json', 'nope'))).problem).toMatch(/answered 404: give the organization's \/\.well-known\/jwks\.json$/);
+      expect((await verifyReceiptFile(join(dir, 'good.jws'), 'http://127.0.0.1:9/.well-known/jwks.json')).problem).toMatch(/^could not fetch the keys at http:\/\/127\.0\.0\.1:9\/\.well-known\/jwks\.json: /);
+      expect((await verifyReceiptFile(join(dir, 'good.jws'), join(dir, 'missing.json'))).problem).toBe(`cannot read the keys file ${join(dir, 'missing.json')}: ENOENT`);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

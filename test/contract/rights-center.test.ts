@@ -2,6 +2,7 @@
 // JavaScript uses it: sign-in with a code (to a phone or an email on file) or with ?token=, the session
 // cookie, sign-out, CSRF on every form, the contact person and the language switch on every page, the
 // consents (state, change, withdraw in one POST), and another person's records answering 404.
+import { createHash } from 'node:crypto';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
@@ -148,7 +149,13 @@ describe('sign-in with a code', () => {
     const verified = await b.post('/rights/sign-in/verify?lang=en', { contact: '98765 43210', code, next: '/rights' });
     expect(verified.statusCode).toBe(303);
     expect(verified.headers.location).toBe('/rights?lang=en');
-    expect(verified.headers['set-cookie']).toMatch(/^assent_rights=[\w-]{43}\.dpt_[0-9A-Za-z]{32}; Path=\/rights; HttpOnly; SameSite=Lax; Max-Age=3600$/);
+    // The cookie holds a Rights Center session id, never a dpt_ token (issue 35).
+    expect(verified.headers['set-cookie']).toMatch(/^assent_rights=[\w-]{43}\.drs_[0-9A-Za-z]{43}; Path=\/rights; HttpOnly; SameSite=Lax; Max-Age=3600$/);
+    const session = /\.(drs_[0-9A-Za-z]{43});/.exec(verified.headers['set-cookie'] as string)![1]!;
+    // Stored only as its hash; no dpt_ token was made for this sign-in.
+    const stored = await t.db.system.query<{ session_hash: string; source: string }>('select session_hash, source from rights_center_sessions where org_id = $1', [a.id]);
+    expect(stored).toEqual([{ session_hash: createHash('sha256').update(session).digest('hex'), source: 'code' }]);
+    expect(await t.db.system.query('select 1 from dp_tokens where org_id = $1', [a.id])).toEqual([]);
 
     const home = await b.get('/rights');
     expect(home.statusCode).toBe(200);
@@ -233,7 +240,8 @@ describe('sign-in with ?token=', () => {
     const res = await b.get(`/rights?token=${token}&lang=hi`);
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/rights?lang=hi');
-    expect(res.headers['set-cookie']).toMatch(new RegExp(`^assent_rights=[\\w-]{43}\\.${token}; Path=/rights; HttpOnly; SameSite=Lax; Max-Age=600$`));
+    expect(res.headers['set-cookie']).toMatch(/^assent_rights=[\w-]{43}\.drs_[0-9A-Za-z]{43}; Path=\/rights; HttpOnly; SameSite=Lax; Max-Age=600$/);
+    expect(res.headers['set-cookie']).not.toContain(token);
     const home = await b.get('/rights');
     expect(main(home.body)).toContain('<h1>Your consents</h1>');
   });
@@ -259,6 +267,40 @@ describe('sign-in with ?token=', () => {
     expect(res.statusCode).toBe(401);
     expect(main(res.body)).toContain('<p class="alert" role="alert">Your session has ended. Please sign in again.</p>');
     expect(b.cookie).toMatch(/^assent_rights=[\w-]{43}$/);
+  });
+
+  test('a leaked session cookie is no API credential: as a Bearer token it is refused everywhere (issue 35)', async () => {
+    const a = await t.tenant();
+    await api(a, 'PUT', '/api/v1/data-principals/dp-1', { phone: '9876543210' });
+    const b = browser(a);
+    await b.get('/rights');
+    await b.post('/rights/sign-in?lang=en', { contact: '9876543210', next: '/rights' });
+    const code = /\b(\d{6})\b/.exec((await lastCodeFor(a, '+919876543210'))!)![1]!;
+    expect((await b.post('/rights/sign-in/verify?lang=en', { contact: '9876543210', code, next: '/rights' })).statusCode).toBe(303);
+    expect(main((await b.get('/rights')).body)).toContain('<h1>Your consents</h1>');
+    const value = b.cookie!.split('=')[1]!;
+    const session = value.split('.')[1]!;
+    for (const credential of [session, value]) {
+      for (const [host, url] of [[a.host, '/api/v1/me'], [a.host, '/api/v1/me/consents'], [t.config.baseDomain, '/api/v1/me']] as const) {
+        const res = await t.app.inject({ method: 'GET', url, headers: { host, authorization: `Bearer ${credential}` } });
+        expect(res.statusCode, `${host}${url}`).toBe(401);
+      }
+    }
+    // And the cookie works only on the Rights Center: the API ignores it.
+    const withCookie = await t.app.inject({ method: 'GET', url: '/api/v1/me', headers: { host: a.host, cookie: b.cookie! } });
+    expect(withCookie.statusCode).toBe(401);
+  });
+
+  test('sign-out ends the session on the server: a copy of the cookie no longer signs in (issue 35)', async () => {
+    const a = await t.tenant();
+    const b = await signedIn(a, 'dp-1');
+    const copy = b.cookie!;
+    expect((await b.post('/rights/sign-out?lang=en')).statusCode).toBe(303);
+    const stolen = await t.app.inject({ method: 'GET', url: '/rights', headers: { host: a.host, cookie: copy } });
+    expect(stolen.statusCode).toBe(401);
+    expect(main(stolen.body)).toContain('Your session has ended. Please sign in again.');
+    const ended = await t.db.system.query<{ ended: boolean }>('select ended_at is not null as ended from rights_center_sessions where org_id = $1', [a.id]);
+    expect(ended).toEqual([{ ended: true }]);
   });
 
   test('sign-out drops the token; the next page is the sign-in form', async () => {

@@ -1,7 +1,7 @@
 // Response headers and what an unauthenticated caller can learn (issue 21, item 12): every API answer
 // (each route of the route table, successes and errors) is Cache-Control: no-store and nosniff; /docs has
-// a Content-Security-Policy; a wrong X-Org-Id on a real organization's host answers an unauthenticated
-// caller exactly like an unknown host.
+// a Content-Security-Policy; on a real organization's host the history's X-Org-Id is checked before the
+// credentials (contract §2, issue 30), while an unknown host answers 401.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { authHeaders, credentials, routes, urlFor, type Credentials } from '../support/routes.js';
@@ -38,18 +38,21 @@ test('/docs carries a Content-Security-Policy', async () => {
   expect(String(res.headers['content-security-policy'])).toMatch(/script-src/);
 });
 
-test("a wrong X-Org-Id on a real organization's host answers an unauthenticated caller like an unknown host", async () => {
+test("contract §2 (issue 30 item 3): on a real organization's host a missing or foreign X-Org-Id is a 400 before the credentials; an unknown host still answers 401", async () => {
   const withHeader = routes(t).filter((r) => r.access !== 'public' && r.access.orgHeader);
   expect(withHeader.length).toBeGreaterThan(0);
   for (const route of withHeader) {
     for (const creds of [{}, { 'x-api-key': 'ask_wrong' }, { authorization: 'Bearer asa_wrong' }]) {
-      const ask = (host: string) =>
-        t.app.inject({ method: route.method as 'GET', url: urlFor(route, {}, 'asset_id=x'), headers: { host, 'x-org-id': 'someone-else', ...creds } });
-      const real = await ask(c.org.host);
-      const unknown = await ask(`no-such-org-${Date.now()}.${t.config.baseDomain}`);
-      expect(real.statusCode, route.url).toBe(unknown.statusCode);
-      expect(real.json(), route.url).toEqual(unknown.json());
-      expect(real.statusCode).toBe(401);
+      for (const orgId of [{ 'x-org-id': 'someone-else' }, {}]) {
+        const ask = (host: string) => t.app.inject({ method: route.method as 'GET', url: urlFor(route, {}, 'asset_id=x'), headers: { host, ...orgId, ...creds } });
+        const real = await ask(c.org.host);
+        expect([real.statusCode, real.json().code], `${route.url} ${JSON.stringify({ ...orgId, ...creds })}`).toEqual([
+          400,
+          'x-org-id' in orgId ? 'org_header_unresolved' : 'org_header_missing',
+        ]);
+        const unknown = await ask(`no-such-org-${Date.now()}.${t.config.baseDomain}`);
+        expect(unknown.statusCode, route.url).toBe(401);
+      }
     }
   }
 });

@@ -570,10 +570,22 @@ describe.each(ROUTES)('$method $path', (route) => {
       expect(res.json()).toEqual(WRONG_HOST);
     });
 
-    test('§2 order: credentials (401) come before X-Org-Id (400), so a wrong X-Org-Id never reveals that the organization exists', async () => {
+    test('§2 order: tenant address -> X-Org-Id (400) -> credentials: a missing or foreign X-Org-Id with no or bad credentials is a 400, not a 401', async () => {
       const f = await fixture();
-      const res = await send(f, { headers: { 'x-org-id': 'no-such-org' } });
-      expect(res.statusCode).toBe(401);
+      const other = await t.tenant(['admin']);
+      const wrong = { error: 'X-Org-Id could not be resolved: it does not name the organization of this host', code: 'org_header_unresolved' };
+      const absent = { error: "X-Org-Id could not be resolved: the header is missing (send the organization's slug)", code: 'org_header_missing' };
+      for (const creds of [{}, { key: 'ask_live_' + 'x'.repeat(32) }, { key: other.key }, { headers: { authorization: 'Bearer asa_wrong' } }]) {
+        for (const slug of ['no-such-org', other.slug]) {
+          const res = await send(f, { ...creds, headers: { ...('headers' in creds ? creds.headers : {}), 'x-org-id': slug } });
+          expect([res.statusCode, res.json()], JSON.stringify(creds)).toEqual([400, wrong]);
+        }
+        const missing = await t.call({ method: route.method, url: route.url(f), org: f.org, ...creds });
+        expect([missing.statusCode, missing.json()], JSON.stringify(creds)).toEqual([400, absent]);
+      }
+      // With X-Org-Id right, the credentials decide as on every route.
+      const none = await send(f, { headers: { 'x-org-id': f.org.slug } });
+      expect(none.statusCode).toBe(401);
     });
   }
 

@@ -305,6 +305,43 @@ describe('delivery', () => {
     expect(retried.json()).toMatchObject({ id: d.id, status: 'pending', attempts });
     expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 1, retrying: 0, failed: 0 });
     expect((await due()).status).toBe('delivered');
+
+    // The delivery log keeps every attempt (issue 30 item 6), not only the last: each failed 500 at its
+    // due time, then the retried one delivered (204), numbered on from the earlier ones.
+    const log = await call(a, 'GET', `/api/v1/webhooks/${e.id}/deliveries/${d.id}/attempts`);
+    expect(log.statusCode).toBe(200);
+    const body = log.json<{ delivery: Record<string, unknown>; attempts: Array<Record<string, any>> }>();
+    expect(body.delivery).toMatchObject({ id: d.id, status: 'delivered', attempts: attempts + 1, last_response_status: 204 });
+    expect(body.attempts).toHaveLength(attempts + 1);
+    expect(body.attempts.map((x) => x.attempt)).toEqual(Array.from({ length: attempts + 1 }, (_, i) => i + 1));
+    expect(body.attempts.slice(0, -1).every((x) => x.response_status === 500 && x.error === 'answered 500')).toBe(true);
+    expect(body.attempts.at(-1)).toMatchObject({ response_status: 204, error: null, attempted_at: t.clock.now().toISOString() });
+    expect(body.attempts[0]).toMatchObject({ attempted_at: start.toISOString() });
+    expect(body.attempts[1]).toMatchObject({ attempted_at: new Date(start.getTime() + 30_000).toISOString() });
+    expect(body.attempts.every((x) => Number.isInteger(x.duration_ms) && x.duration_ms >= 0 && x.duration_ms < 10_000)).toBe(true);
+    // Another organization's key, an unknown delivery, a malformed id: 404, nothing shown.
+    const b = await t.tenant(['admin']);
+    expect((await call(b, 'GET', `/api/v1/webhooks/${e.id}/deliveries/${d.id}/attempts`)).json()).toEqual({ error: 'Webhook endpoint not found', code: 'not_found' });
+    expect((await call(a, 'GET', `/api/v1/webhooks/${e.id}/deliveries/00000000-0000-7000-8000-000000000000/attempts`)).json()).toEqual({ error: 'Webhook delivery not found', code: 'not_found' });
+    expect((await call(a, 'GET', `/api/v1/webhooks/${e.id}/deliveries/nope/attempts`)).statusCode).toBe(404);
+    // Append-only: the application's role may add attempts but neither change nor delete them.
+    await expect(withTenant(t.db, a.id, (tx) => tx.query('update webhook_attempts set error = null'))).rejects.toThrow(/permission denied/);
+    await expect(withTenant(t.db, a.id, (tx) => tx.query('delete from webhook_attempts'))).rejects.toThrow(/permission denied/);
+  });
+
+  test('an attempt with no answer is logged with no status and why', async () => {
+    t.clock.set(new Date());
+    const a = await t.tenant();
+    const r = await receiver();
+    const e = await endpoint(a, r.url, ['grievance.created']);
+    await r.close();
+    await ticket(a);
+    expect(await t.app.webhooks.runOnce()).toEqual({ delivered: 0, retrying: 1, failed: 0 });
+    const d = (await deliveries(a, e.id)).data[0]!;
+    const body = (await call(a, 'GET', `/api/v1/webhooks/${e.id}/deliveries/${d.id}/attempts`)).json<{ attempts: Array<Record<string, unknown>> }>();
+    expect(body.attempts).toEqual([
+      { attempt: 1, attempted_at: t.clock.now().toISOString(), duration_ms: expect.any(Number), response_status: null, error: 'request failed: ECONNREFUSED' },
+    ]);
   });
 
   test('a test event goes to that endpoint only', async () => {

@@ -4,6 +4,9 @@
 // answers 503 naming the fix when the grant is taken away from a running server.
 // The store cannot be reached at all (item 2): one line naming the problem and DATABASE_URL.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -41,6 +44,23 @@ describe.runIf(storeKind() === 'postgres')('a connecting role that cannot take a
     `assent: The database role "${role}" (DATABASE_URL) cannot take the tenant role assent_app that row-level security needs: ` +
     `the role exists but was not granted to "${role}". As a database administrator, run: GRANT assent_app TO "${role}"; ` +
     'Then run "assent migrate" again.\n';
+
+  test('assent store copy --to names --to and itself in the same refusal (not DATABASE_URL and assent migrate)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'assent-role-copy-'));
+    try {
+      const copy = await runCli(['store', 'copy', '--to', url], { DATA_DIR: dataDir }, 120_000);
+      expect(copy).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          `assent: The database role "${role}" (--to) cannot take the tenant role assent_app that row-level security needs: ` +
+          `the role exists but was not granted to "${role}". As a database administrator, run: GRANT assent_app TO "${role}"; ` +
+          'Then run "assent store copy" again.\n',
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 
   test('assent migrate exits 1 with one line naming the GRANT to run; serve refuses to start likewise; after the grant both work and /health/ready is 200', async () => {
     const migrate = await runCli(['migrate'], { DATABASE_URL: url });

@@ -2,7 +2,8 @@
 // machine's closed network needs, a real server for it to drive, and a collector of what a page
 // reports as broken.
 import { UNLIMITED } from './app.js';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -27,6 +28,24 @@ export function collectProblems(page: Page): string[] {
   page.on('console', (msg) => msg.type() === 'error' && !msg.text().startsWith('Failed to load resource') && problems.push(msg.text()));
   page.on('pageerror', (err) => problems.push(err.message));
   return problems;
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * axe-core's violations on the page as it is now. Evaluated through the DevTools protocol, which the
+ * hosted pages' CSP (no script at all) does not govern, and which works with JavaScript disabled too.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  const violations = (await page.evaluate(`${AXE}\n;axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`)) as AxeViolation[];
+  return violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 export interface BrowserServer {

@@ -22,6 +22,7 @@ const CollectionPointPage = lazy(() => import('./pages/CollectionPointPage'));
 const ApiKeysPage = lazy(() => import('./pages/ApiKeysPage'));
 const WebhooksPage = lazy(() => import('./pages/WebhooksPage'));
 const RightsCenterSettingsPage = lazy(() => import('./pages/RightsCenterSettingsPage'));
+const ContactPersonPage = lazy(() => import('./pages/ContactPersonPage'));
 const MembersPage = lazy(() => import('./pages/MembersPage'));
 const AuditLogPage = lazy(() => import('./pages/AuditLogPage'));
 
@@ -75,6 +76,7 @@ function Pages() {
       <Route path={PAGES.apiKeys}>{managersOnly(<ApiKeysPage />)}</Route>
       <Route path={PAGES.webhooks}>{managersOnly(<WebhooksPage />)}</Route>
       <Route path={PAGES.rightsCenter}>{managersOnly(<RightsCenterSettingsPage />)}</Route>
+      <Route path={PAGES.contactPerson}>{managersOnly(<ContactPersonPage />)}</Route>
       <Route path={PAGES.members}>{managersOnly(<MembersPage />)}</Route>
       <Route path={PAGES.auditLog}>{managersOnly(<AuditLogPage />)}</Route>
       <Route>

@@ -14,6 +14,7 @@ export const PAGES = {
   apiKeys: '/settings/api-keys',
   webhooks: '/settings/webhooks',
   rightsCenter: '/settings/rights-center',
+  contactPerson: '/settings/contact-person',
   members: '/settings/members',
   auditLog: '/settings/audit-log',
 } as const;

@@ -159,7 +159,7 @@ function retryingFetch(options: AssentClientOptions): (request: Request, init?: 
         response = await send(last ? request : request.clone());
       } catch (error) {
         // The request may or may not have reached the service: resend only what is safe to resend.
-        if (last || !safe) throw error;
+        if (last || !safe) throw networkError(request, error);
         await sleep(backoff(base, attempt));
         continue;
       }
@@ -170,6 +170,25 @@ function retryingFetch(options: AssentClientOptions): (request: Request, init?: 
       await sleep(wait);
     }
   };
+}
+
+/**
+ * A request that got no answer at all (refused, reset, DNS, TLS, aborted) as the AssentError the type
+ * promises: status 0, code `network_error`, a sentence naming the address, and the fetch error as `cause`.
+ * An abort the caller asked for (its AbortSignal) stays the caller's own AbortError.
+ */
+function networkError(request: Request, error: unknown): unknown {
+  if (error instanceof AssentError) return error;
+  if (error instanceof Error && error.name === 'AbortError' && request.signal.aborted) return error;
+  const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+  const origin = new URL(request.url).origin;
+  const wrapped = new AssentError(
+    0,
+    'network_error',
+    `Could not reach the Assent service at ${origin} (${cause}): check that it is running and that baseUrl is right.`,
+  );
+  (wrapped as { cause?: unknown }).cause = error;
+  return wrapped;
 }
 
 /** How long to wait before resending after this answer, or null to return it. */

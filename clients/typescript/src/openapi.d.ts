@@ -902,7 +902,7 @@ export interface paths {
         };
         /**
          * The organization's public signing keys
-         * @description On the organization's host, no credentials: every Ed25519 public key it has signed consent receipts with, current and retired (a rotation keeps the old ones, so old receipts still verify), oldest first. Verify a receipt offline with this set alone (docs/api.md shows how). A host that names no organization: 404.
+         * @description On the organization's host, no credentials: every Ed25519 public key it has signed consent receipts with, current and retired (a rotation keeps the old ones, so old receipts still verify), oldest first, each with its validity: `not_before` (when it became current) and `not_after` (when a rotation retired it). A receipt whose signing time falls outside its key's validity does not verify. Verify a receipt offline with this set alone (docs/api.md shows how). A host that names no organization: 404.
          */
         get: operations["getWellKnownJwksJson"];
         put?: never;
@@ -1236,7 +1236,7 @@ export interface paths {
         };
         /**
          * The contact person (DPDP Rule 9)
-         * @description Whom data principals can contact about their data: the Data Protection Officer or the person the organization names. Any valid key of the organization (any scope), a member's token, or a data principal's token. 404 `No contact person configured` when none is set.
+         * @description Whom data principals can contact about their data: the Data Protection Officer or the person the organization names. With it, the organization's grievance response period `grievance_period_days` (contract §10; `PATCH /api/v1/organization` sets it). Any valid key of the organization (any scope), a member's token, or a data principal's token. 404 `No contact person configured` when none is set.
          */
         get: operations["getDpo"];
         put?: never;
@@ -1380,7 +1380,7 @@ export interface paths {
         };
         /**
          * The contact person (SDK)
-         * @description As `GET /dpo`: any key of the organization (an `sdk` key included) or the person's token; 404 when none is configured.
+         * @description As `GET /dpo` (the contact person and `grievance_period_days`): any key of the organization (an `sdk` key included) or the person's token; 404 when none is configured.
          */
         get: operations["getInternalDpo"];
         put?: never;
@@ -1712,7 +1712,7 @@ export interface paths {
         };
         /**
          * Export for the regulator
-         * @description The organization's records in one gzipped tar, streamed as it is read: every consent record with its signed receipt, every notice version, the consent links, every grievance ticket with its status history and messages, nominees, the audit log with its hash chain, the public signing keys (`jwks.json`), `export.json` (what the archive holds) and `MANIFEST.sha256` (the SHA-256 of every other file, as `sha256sum -c` reads it). `assent export verify FILE` checks an archive offline. Owners only: a Bearer token of an owner (another role: 403); API keys, even `admin` ones, are not accepted (401). The export is recorded in the audit log (`organization.exported`) before it starts, so the archive holds that entry.
+         * @description The organization's records in one gzipped tar, streamed as it is read: every consent record with its signed receipt, every notice version, the consent links, every grievance ticket with its status history and messages, nominees, the audit log with its hash chain, the public signing keys (`jwks.json`), `export.json` (what the archive holds), `MANIFEST.sha256` (the SHA-256 of every other file, as `sha256sum -c` reads it) and `MANIFEST.jws` (that manifest signed with the organization's key). The SHA-256 of `MANIFEST.sha256`, the one value that pins the archive, and the signing key come as HTTP trailers once the archive is complete (`Assent-Manifest-SHA256`, `Assent-Manifest-Kid`; announced in the `Trailer` header): keep the hash apart from the file. `assent export verify FILE [--jwks URL]` checks an archive offline. Owners only: a Bearer token of an owner (another role: 403); API keys, even `admin` ones, are not accepted (401). The export is recorded in the audit log (`organization.exported`) before it starts, so the archive holds that entry.
          */
         get: operations["getExport"];
         put?: never;
@@ -1807,6 +1807,26 @@ export interface paths {
          * @description One row per event sent (or to be sent) to the endpoint, newest first, with its attempts, the last answer or error, and when the next attempt is due. An `admin` key, or the Bearer token of an owner or admin.
          */
         get: operations["getWebhooksDeliveriesById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook delivery's attempts
+         * @description The delivery and every attempt made at it, oldest first: when it was sent, how long the receiver took, its HTTP status or why it failed. Attempts are kept as long as the delivery (deleting the endpoint deletes both). An `admin` key, or the Bearer token of an owner or admin.
+         */
+        get: operations["getWebhooksDeliveriesAttemptsByIdAndDeliveryId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2539,6 +2559,35 @@ export interface components {
                 offset: number;
             };
         };
+        /** PublishedSigningJwk */
+        PublishedSigningJwk: {
+            /** @enum {string} */
+            kty: "OKP";
+            /** @enum {string} */
+            crv: "Ed25519";
+            /** @description The public key, base64url */
+            x: string;
+            /** @description The key's id: its RFC 7638 thumbprint; a receipt's JWS header names it */
+            kid: string;
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @enum {string} */
+            use: "sig";
+            /**
+             * Format: date-time
+             * @description When the key became the current key: a receipt signed before it does not verify
+             */
+            not_before: string;
+            /**
+             * Format: date-time
+             * @description When a rotation retired the key (absent while it is current): a receipt signed after it does not verify
+             */
+            not_after?: string;
+        };
+        /** JsonWebKeySet */
+        JsonWebKeySet: {
+            keys: components["schemas"]["PublishedSigningJwk"][];
+        };
         /** SigningPublicJwk */
         SigningPublicJwk: {
             /** @enum {string} */
@@ -2553,10 +2602,6 @@ export interface components {
             alg: "EdDSA";
             /** @enum {string} */
             use: "sig";
-        };
-        /** JsonWebKeySet */
-        JsonWebKeySet: {
-            keys: components["schemas"]["SigningPublicJwk"][];
         };
         /** SigningKey */
         SigningKey: {
@@ -2785,6 +2830,26 @@ export interface components {
             /** @description The organization's contact person (DPDP Rule 9); null when none is configured */
             contact: components["schemas"]["ContactPerson"] | null;
             /** @description Days the organization takes at most to answer a ticket */
+            grievance_period_days: number;
+        };
+        /** DataProtectionContact */
+        DataProtectionContact: {
+            /** Format: uuid */
+            id: string;
+            full_name: string;
+            email: string;
+            phone: string | null;
+            /** Format: date-time */
+            appointment_date: string | null;
+            qualifications: string | null;
+            responsibilities: string | null;
+            working_hours: string | null;
+            response_time: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Days the organization takes at most to answer a grievance (DPDP Rule 14(3)); set with `PATCH /api/v1/organization` */
             grievance_period_days: number;
         };
         /** SdkPurpose */
@@ -3206,6 +3271,28 @@ export interface components {
             count: number;
             limit: number;
             offset: number;
+        };
+        /** WebhookAttempt */
+        WebhookAttempt: {
+            /** @description The attempt number (1 is the first); a retry from the API continues the count */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the attempt was sent
+             */
+            attempted_at: string;
+            /** @description From sending to the answer (or the failure), in milliseconds */
+            duration_ms: number;
+            /** @description The receiver's HTTP status (null: no answer) */
+            response_status: number | null;
+            /** @description Why the attempt failed (null: delivered) */
+            error: string | null;
+        };
+        /** WebhookAttemptList */
+        WebhookAttemptList: {
+            delivery: components["schemas"]["WebhookDelivery"];
+            /** @description Every attempt, oldest first */
+            attempts: components["schemas"]["WebhookAttempt"][];
         };
     };
     responses: never;
@@ -13109,7 +13196,9 @@ export interface operations {
                      *           "x": "string",
                      *           "kid": "string",
                      *           "alg": "EdDSA",
-                     *           "use": "sig"
+                     *           "use": "sig",
+                     *           "not_before": "2019-08-24T14:15:22Z",
+                     *           "not_after": "2019-08-24T14:15:22Z"
                      *         }
                      *       ]
                      *     }
@@ -16322,10 +16411,11 @@ export interface operations {
                      *       "working_hours": "string",
                      *       "response_time": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "grievance_period_days": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["ContactPerson"];
+                    "application/json": components["schemas"]["DataProtectionContact"];
                 };
             };
             /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
@@ -17750,10 +17840,11 @@ export interface operations {
                      *       "working_hours": "string",
                      *       "response_time": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
-                     *       "updated_at": "2019-08-24T14:15:22Z"
+                     *       "updated_at": "2019-08-24T14:15:22Z",
+                     *       "grievance_period_days": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["ContactPerson"];
+                    "application/json": components["schemas"]["DataProtectionContact"];
                 };
             };
             /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
@@ -22305,6 +22396,163 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhooksDeliveriesAttemptsByIdAndDeliveryId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description UUID of the endpoint */
+                id: string;
+                /** @description UUID of the delivery */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "delivery": {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "endpoint_id": "e9ce0d4f-d433-423d-9497-4c000544106c",
+                     *         "event_id": "a7a26ff2-e851-45b6-9634-d595f45458b7",
+                     *         "event_type": "grievance.created",
+                     *         "status": "pending",
+                     *         "attempts": 0,
+                     *         "next_attempt_at": "2019-08-24T14:15:22Z",
+                     *         "last_attempt_at": "2019-08-24T14:15:22Z",
+                     *         "last_response_status": 0,
+                     *         "last_error": "string",
+                     *         "delivered_at": "2019-08-24T14:15:22Z",
+                     *         "created_at": "2019-08-24T14:15:22Z"
+                     *       },
+                     *       "attempts": [
+                     *         {
+                     *           "attempt": 1,
+                     *           "attempted_at": "2019-08-24T14:15:22Z",
+                     *           "duration_ms": 0,
+                     *           "response_status": 0,
+                     *           "error": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookAttemptList"];
                 };
             };
             /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */

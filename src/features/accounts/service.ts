@@ -6,7 +6,7 @@ import type { Database, Queryable } from '../../platform/db/types.js';
 import type { SigningKeyring } from '../../platform/crypto/signing-keys.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/http/errors.js';
-import { isUniqueViolation, withTenant } from '../../platform/db/tenant-tx.js';
+import { isUniqueViolation, tenantReads, withTenant } from '../../platform/db/tenant-tx.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { recordAudit } from '../audit/index.js';
 import { generateApiKey } from '../../platform/crypto/api-keys.js';
@@ -103,19 +103,24 @@ export function createAccountsService({ db, clock, onKeyRevoked, keyring }: Acco
           );
           return rows[0]!;
         }
-        // The organization and its receipt signing key, in one statement.
+        // The organization and its receipt signing key, in one transaction. signing_keys forces row-level
+        // security, so even this owner connection inserts the key only with the new organization set as
+        // the tenant (as withTenant does; a superuser would bypass the policy, a login role holding only
+        // assent_app does not).
         const key = keyring.generate();
-        const rows = await db.system.query<OrganizationRecord>(
-          `with org as (
-             insert into organizations (id, slug, name, created_at) values ($1, $2, $3, $4) returning id, slug, name, created_at
-           ), signing_key as (
-             insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at)
-             select id, $5, $6::text::jsonb, $7, $4 from org
-           )
-           select * from org`,
-          [uuidv7(), slug, name, at, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc],
-        );
-        return rows[0]!;
+        return await db.system.transaction(async (tx) => {
+          const rows = await tx.query<OrganizationRecord>(
+            'insert into organizations (id, slug, name, created_at) values ($1, $2, $3, $4) returning id, slug, name, created_at',
+            [uuidv7(), slug, name, at],
+          );
+          const org = rows[0]!;
+          await tx.query("select set_config('app.org_id', $1, true)", [org.id]);
+          await tx.query(
+            'insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at) values ($1, $2, $3::text::jsonb, $4, $5)',
+            [org.id, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc, at],
+          );
+          return org;
+        });
       } catch (e) {
         if (isUniqueViolation(e)) throw new AppError('conflict', `An organization with slug "${slug}" already exists`);
         throw e;
@@ -129,16 +134,35 @@ export function createAccountsService({ db, clock, onKeyRevoked, keyring }: Acco
      */
     async ensureSigningKeys(): Promise<number> {
       if (!keyring) return 0;
-      const missing = await db.system.query<{ id: string }>(
-        'select o.id from organizations o where not exists (select 1 from signing_keys k where k.org_id = o.id and k.retired_at is null) order by o.id',
-      );
+      // signing_keys forces row-level security: which organizations lack a key, and the key's insert, are
+      // asked inside each organization's tenant scope (a query across all of them as the owner would see
+      // no key at all, unless the connecting role is a superuser). The reads are one statement each, so
+      // they go out together (pipelined on PostgreSQL's read lanes), a batch at a time.
+      const orgs = await db.system.query<{ id: string }>('select id from organizations order by id');
+      const missing: string[] = [];
+      for (let i = 0; i < orgs.length; i += 200) {
+        const batch = orgs.slice(i, i + 200);
+        const current = await Promise.all(
+          batch.map(({ id }) =>
+            tenantReads(db, id).query<{ has: boolean }>(
+              'select exists (select 1 from signing_keys where org_id = $1::uuid and retired_at is null) as has',
+              [id],
+            ),
+          ),
+        );
+        batch.forEach(({ id }, j) => {
+          if (!current[j]![0]!.has) missing.push(id);
+        });
+      }
       let made = 0;
-      for (const { id } of missing) {
+      for (const id of missing) {
         const key = keyring.generate();
-        const rows = await db.system.query(
-          `insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at) values ($1, $2, $3::text::jsonb, $4, $5)
-           on conflict (org_id) where retired_at is null do nothing returning kid`,
-          [id, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc, clock.now()],
+        const rows = await withTenant(db, id, (tx) =>
+          tx.query(
+            `insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at) values ($1, $2, $3::text::jsonb, $4, $5)
+             on conflict (org_id) where retired_at is null do nothing returning kid`,
+            [tx.orgId, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc, clock.now()],
+          ),
         );
         made += rows.length;
       }

@@ -6,9 +6,43 @@ import { CATALOGUE, type Messages } from './messages/index.js';
 import { CODE_TTL_MINUTES, type CodeError, type LinkState, type PageView } from './service.js';
 import type { ConsentAction } from '../consent-links/index.js';
 
+/** The organization's contact person (DPDP Rule 9), shown in the footer of every page. */
+export interface ContactPerson {
+  full_name: string;
+  email: string;
+  phone: string | null;
+  working_hours: string | null;
+  response_time: string | null;
+}
+
+/** What every page shows around its body: language, organization, its contact person. */
+export interface Frame {
+  m: Messages;
+  orgName: string;
+  contact: ContactPerson | null;
+}
+
+/** Whom to contact: the contact person, or (none named) the organization's Rights Center; nothing on an unknown host (orgName ''). */
+function contactBlock(f: Frame): Html | null {
+  const { m, contact } = f;
+  if (f.orgName === '') return null;
+  if (!contact) {
+    return html`<footer><h2>${m.contactHeading}</h2><p>${m.contactNone(f.orgName)} <a href="/rights?lang=${m.lang}">${m.rightsCenterLink(f.orgName)}</a></p></footer>`;
+  }
+  return html`<footer><h2>${m.contactHeading}</h2>
+<p>${contact.full_name}</p>
+<dl>
+<dt>${m.contactEmail}</dt><dd><a href="mailto:${contact.email}">${contact.email}</a></dd>
+${contact.phone ? html`<dt>${m.contactPhone}</dt><dd><a href="tel:${contact.phone}">${contact.phone}</a></dd>` : null}
+${contact.working_hours ? html`<dt>${m.workingHours}</dt><dd>${contact.working_hours}</dd>` : null}
+${contact.response_time ? html`<dt>${m.responseTime}</dt><dd>${contact.response_time}</dd>` : null}
+</dl></footer>`;
+}
+
 const CSS = `
 body{margin:0;font:1.0625rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans Devanagari",sans-serif;color:#1a1a1a;background:#eef0f3}
-main{max-width:40rem;margin:0 auto;padding:1rem 1.25rem 2rem;background:#fff;min-height:100vh;box-sizing:border-box}
+.page{max-width:40rem;margin:0 auto;background:#fff;min-height:100vh}
+main{padding:1rem 1.25rem 1rem}
 h1{font-size:1.5rem;line-height:1.25;margin:.5rem 0 1rem}
 h2,legend{font-size:1.2rem;font-weight:700;margin:1.5rem 0 .5rem;padding:0}
 nav{text-align:right;font-size:.95rem}
@@ -32,13 +66,17 @@ a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #1a1a
 dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}
 dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}
+footer{border-top:1px solid #d0d0d0;margin:1rem 1.25rem 0;padding:.5rem 0 2rem}
+footer h2{margin-top:.5rem}
+a{color:#0b4f99}
 `.trim();
 
 /** The CSP source that admits exactly this stylesheet. */
 export const STYLE_HASH = `'sha256-${createHash('sha256').update(CSS).digest('base64')}'`;
 
 /** `home`: the link's page, where the language switch leads (null: this URL). */
-function layout(m: Messages, title: string, body: Html, home: string | null): string {
+function layout(f: Frame, title: string, body: Html, home: string | null): string {
+  const { m } = f;
   const others = Object.values(CATALOGUE);
   return html`<!doctype html>
 <html lang="${m.lang}">
@@ -50,6 +88,7 @@ function layout(m: Messages, title: string, body: Html, home: string | null): st
 <style>${new Html(CSS)}</style>
 </head>
 <body>
+<div class="page">
 <main>
 <nav aria-label="${m.languageSwitch}">${others.map((o) =>
     o.lang === m.lang
@@ -58,6 +97,8 @@ function layout(m: Messages, title: string, body: Html, home: string | null): st
   )}</nav>
 ${body}
 </main>
+${contactBlock(f)}
+</div>
 </body>
 </html>`.value;
 }
@@ -83,9 +124,7 @@ function errorText(m: Messages, e: { code: CodeError; count?: number }): string 
   }
 }
 
-export interface PageContext {
-  m: Messages;
-  orgName: string;
+export interface PageContext extends Frame {
   token: string;
   csrf: string;
 }
@@ -105,7 +144,7 @@ export function linkPage(p: PageContext, view: PageView, error?: { code: CodeErr
 
   if (view.verified) {
     return layout(
-      m,
+      p,
       m.pageTitle,
       html`${head}
 <form method="post" action="${action(p, 'consent')}">
@@ -135,7 +174,7 @@ ${csrfField(p)}
 </form>`
     : html`<p>${m.verifyIntro(view.maskedPhone)}</p>`;
   return layout(
-    m,
+    p,
     m.pageTitle,
     html`${head}
 <h2>${m.purposesHeading}</h2>
@@ -169,7 +208,7 @@ export function confirmationPage(
   const granted = new Map(consent.purposes.map((c) => [c.id, c.granted]));
   const when = new Intl.DateTimeFormat(m.dateLocale, { dateStyle: 'long', timeStyle: 'long', timeZone: 'UTC' }).format(consent.at);
   return layout(
-    m,
+    p,
     m.doneTitle,
     html`<h1>${m.doneTitle}</h1>
 <p class="ok" role="status">${m.outcome[consent.action]}</p>
@@ -186,7 +225,8 @@ ${receipt}
 }
 
 /** The page of a link that no longer takes consent, with its status. */
-export function statePage(m: Messages, orgName: string, state: Exclude<LinkState, 'active'>, home: string): { status: number; body: string } {
+export function statePage(f: Frame, state: Exclude<LinkState, 'active'>, home: string): { status: number; body: string } {
+  const { m, orgName } = f;
   const texts: Record<typeof state, [number, string, string]> = {
     expired: [410, m.expiredTitle, m.expiredBody(orgName)],
     superseded: [410, m.supersededTitle, m.supersededBody],
@@ -194,10 +234,12 @@ export function statePage(m: Messages, orgName: string, state: Exclude<LinkState
     closed: [410, m.closedTitle, m.closedBody(orgName)],
   };
   const [status, title, text] = texts[state];
-  return { status, body: layout(m, title, html`<h1>${title}</h1><p>${text}</p>`, home) };
+  return { status, body: layout(f, title, html`<h1>${title}</h1><p>${text}</p>`, home) };
 }
 
-export function messagePage(m: Messages, kind: 'not_found' | 'forbidden' | 'error', home: string | null = null): string {
+/** An error page; `f` without an organization (unknown host) shows no organization's contact. */
+export function messagePage(f: Frame, kind: 'not_found' | 'forbidden' | 'error', home: string | null = null): string {
+  const { m } = f;
   const [title, text] = kind === 'not_found' ? [m.notFoundTitle, m.notFoundBody] : kind === 'forbidden' ? [m.forbiddenTitle, m.forbiddenBody] : [m.errorTitle, m.errorBody];
-  return layout(m, title, html`<h1>${title}</h1><p>${text}</p>`, home);
+  return layout(f, title, html`<h1>${title}</h1><p>${text}</p>`, home);
 }

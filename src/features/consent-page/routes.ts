@@ -9,11 +9,13 @@ import { readCookie, serializeCookie } from '../../platform/http/cookies.js';
 import { registerHostedPages } from '../../platform/http/hosted-pages.js';
 import type { Organization, OrganizationDirectory } from '../../platform/auth/tenant-host.js';
 import { pickLanguage, type Messages } from './messages/index.js';
-import { confirmationPage, linkPage, messagePage, statePage, STYLE_HASH, type PageContext } from './pages.js';
+import { confirmationPage, linkPage, messagePage, statePage, STYLE_HASH, type ContactPerson, type Frame, type PageContext } from './pages.js';
 import type { ConsentPageService, Outcome } from './service.js';
 
 export interface ConsentPageRouteDeps {
   service: ConsentPageService;
+  /** The organization's contact person (DPDP Rule 9), or null when none is set: shown on every page. */
+  contactPerson: (orgId: string) => Promise<ContactPerson | null>;
   organizations: OrganizationDirectory;
   baseDomain: string;
   trustProxy: boolean;
@@ -53,21 +55,28 @@ export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageR
   const language = (request: FastifyRequest): Messages =>
     pickLanguage((request.query as Record<string, unknown> | undefined)?.lang, request.headers['accept-language']);
 
-  app.setErrorHandler((err: { statusCode?: number }, request, reply) => {
+  /** The organization's frame (name and contact person), or the bare one of an unknown host. */
+  async function frameOf(m: Messages, org: Organization | null): Promise<Frame> {
+    return org ? { m, orgName: org.name, contact: await deps.contactPerson(org.id) } : { m, orgName: '', contact: null };
+  }
+
+  app.setErrorHandler(async (err: { statusCode?: number }, request, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) request.log.error({ err }, 'consent page failed');
     const kind = status === 404 ? 'not_found' : status === 403 ? 'forbidden' : 'error';
-    return reply.code(status).type(HTML).send(messagePage(language(request), kind));
+    const org = kind === 'not_found' ? null : await organizationOf(request, deps).catch(() => null);
+    const frame = await frameOf(language(request), org).catch(() => frameOf(language(request), null));
+    return reply.code(status).type(HTML).send(messagePage(frame, kind));
   });
 
-  // Unknown host and unknown token look the same.
-  const notFound = (reply: FastifyReply, m: Messages) => reply.code(404).type(HTML).send(messagePage(m, 'not_found'));
+  // Unknown host and unknown token look the same: no organization's name or contact.
+  const notFound = async (reply: FastifyReply, m: Messages) => reply.code(404).type(HTML).send(messagePage(await frameOf(m, null), 'not_found'));
 
   function show(reply: FastifyReply, p: PageContext, outcome: Outcome, afterPost: boolean) {
     if (outcome.kind === 'recorded') return reply.type(HTML).send(confirmationPage(p, outcome.view, outcome.consent));
     const { view, error } = outcome;
     if (view.state !== 'active') {
-      const page = statePage(p.m, p.orgName, view.state, `/c/${p.token}`);
+      const page = statePage(p, view.state, `/c/${p.token}`);
       return reply.code(page.status).type(HTML).send(page.body);
     }
     if (error) return reply.code(error.status).type(HTML).send(linkPage(p, view, error));
@@ -88,9 +97,9 @@ export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageR
       reply.header('set-cookie', serializeCookie(COOKIE, session, { path: '/c/', maxAge: 86400, httpOnly: true, secure: deps.secureCookie }));
     }
     const { token } = request.params;
-    const view = await service.open(org, token, session);
+    const [view, frame] = await Promise.all([service.open(org, token, session), frameOf(m, org)]);
     if (!view) return notFound(reply, m);
-    return show(reply, { m, orgName: org.name, token, csrf: csrfFor(session, token) }, { kind: 'page', view }, false);
+    return show(reply, { ...frame, token, csrf: csrfFor(session, token) }, { kind: 'page', view }, false);
   });
 
   /** The part every form shares: tenant, token, CSRF; then the step. */
@@ -102,10 +111,12 @@ export async function consentPageRoutes(app: FastifyInstance, deps: ConsentPageR
       if (!org || !TOKEN_PATTERN.test(token)) return notFound(reply, m);
       const body = (request.body ?? {}) as Record<string, unknown>;
       const session = sessionOf(request);
-      if (!csrfValid(session, token, body.csrf)) return reply.code(403).type(HTML).send(messagePage(m, 'forbidden', `/c/${token}`));
+      if (!csrfValid(session, token, body.csrf)) return reply.code(403).type(HTML).send(messagePage(await frameOf(m, org), 'forbidden', `/c/${token}`));
       const outcome = await run(org, token, session, body, m, request);
       if (!outcome) return notFound(reply, m);
-      return show(reply, { m, orgName: org.name, token, csrf: csrfFor(session, token) }, outcome, true);
+      // After a post that only redirects, the frame is not needed (the GET that follows reads it).
+      const frame = outcome.kind === 'page' && !outcome.error && outcome.view.state === 'active' ? { m, orgName: org.name, contact: null } : await frameOf(m, org);
+      return show(reply, { ...frame, token, csrf: csrfFor(session, token) }, outcome, true);
     });
   }
 

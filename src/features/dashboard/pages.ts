@@ -14,6 +14,7 @@ export const DASHBOARD_PAGES = [
   '/settings/api-keys',
   '/settings/webhooks',
   '/settings/rights-center',
+  '/settings/contact-person',
   '/settings/members',
   '/settings/audit-log',
 ] as const;

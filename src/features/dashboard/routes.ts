@@ -8,6 +8,7 @@ import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import { DASHBOARD_PAGES } from './pages.js';
 import { isApiRequest } from '../../platform/http/route-index.js';
+import { hstsOverHttpsOnly } from '../../platform/http/hsts.js';
 
 export const ASSET_PREFIX = '/_app/';
 
@@ -44,7 +45,9 @@ export async function dashboardRoutes(app: FastifyInstance, { webDir, baseDomain
       },
     },
     referrerPolicy: { policy: 'same-origin' },
+    strictTransportSecurity: false,
   });
+  hstsOverHttpsOnly(app);
 
   if (!built) {
     app.log.warn({ webDir }, 'the dashboard is not built (no web/dist/index.html): run `npm run build`; the API is unaffected');

@@ -14,7 +14,7 @@ export {
   type ContactPersonInput,
 } from './service.js';
 export { queueTicketNotice, type ContactPersonRow } from './repo.js';
-export { ContactPerson, CodeRequestBody, CodeVerifyBody, type CodeRequestInput, type CodeVerifyInput } from './schemas.js';
+export { ContactPerson, Dpo, CodeRequestBody, CodeVerifyBody, type CodeRequestInput, type CodeVerifyInput } from './schemas.js';
 export { codeMessage } from './routes.js';
 
 export function registerDataPrincipals(

@@ -128,6 +128,62 @@ export function tokenRepo(tx: TenantTx) {
   };
 }
 
+export interface RightsSessionRow {
+  data_principal_id: string;
+  dp_id: string;
+  expires_at: Date;
+}
+
+/** The Rights Center's browser sessions (migration 0035): stored by hash, ended at sign-out. */
+export function rightsSessionRepo(tx: TenantTx) {
+  return {
+    /** Records the data principal if new, then the session: one statement; answers their internal id. */
+    async insert(s: { dpId: string; newPrincipalId: string; sessionHash: string; source: 'code' | 'token'; at: Date; expiresAt: Date }): Promise<string> {
+      const rows = await tx.query<{ data_principal_id: string }>(
+        `with new_dp as (
+           insert into data_principals (org_id, id, dp_id, created_at) values ($1::uuid, $2::uuid, $3::text, $4::timestamptz)
+           on conflict (org_id, dp_id) do nothing returning id
+         ), dp as (
+           select id from new_dp union all select id from data_principals where org_id = $1::uuid and dp_id = $3::text
+         )
+         insert into rights_center_sessions (org_id, session_hash, data_principal_id, dp_id, source, created_at, expires_at)
+         select $1::uuid, $5::text, (select id from dp limit 1), $3::text, $6::text, $4::timestamptz, $7::timestamptz
+         returning data_principal_id`,
+        [tx.orgId, s.newPrincipalId, s.dpId, s.at, s.sessionHash, s.source, s.expiresAt],
+      );
+      return rows[0]!.data_principal_id;
+    },
+
+    /** A live session (not ended, not expired at `now`), or null. */
+    async live(sessionHash: string, now: Date): Promise<RightsSessionRow | null> {
+      const rows = await tx.query<RightsSessionRow>(
+        `select data_principal_id, dp_id, expires_at from rights_center_sessions
+          where org_id = $1::uuid and session_hash = $2::text and ended_at is null and expires_at > $3::timestamptz`,
+        [tx.orgId, sessionHash, now],
+      );
+      return rows[0] ?? null;
+    },
+
+    async end(sessionHash: string, at: Date): Promise<void> {
+      await tx.query('update rights_center_sessions set ended_at = $3::timestamptz where org_id = $1::uuid and session_hash = $2::text and ended_at is null', [
+        tx.orgId,
+        sessionHash,
+        at,
+      ]);
+    },
+  };
+}
+
+/** A dpt_ token that still works (not revoked, not expired at `now`): who it acts for and until when. */
+export async function liveDpToken(tx: TenantTx, tokenHash: string, now: Date): Promise<{ dp_id: string; expires_at: Date } | null> {
+  const rows = await tx.query<{ dp_id: string; expires_at: Date }>(
+    `select dp_id, expires_at from dp_tokens
+      where org_id = $1::uuid and token_hash = $2::text and revoked_at is null and expires_at > $3::timestamptz`,
+    [tx.orgId, tokenHash, now],
+  );
+  return rows[0] ?? null;
+}
+
 export function codeRepo(tx: TenantTx) {
   return {
     async lock(contactHash: string): Promise<CodeRow | null> {
@@ -196,6 +252,16 @@ export function contactPersonRepo(tx: TenantTx) {
       return rows[0] ?? null;
     },
 
+    /** The contact person with the organization's grievance period (GET /dpo, contract §10), in one statement; null when none is set. */
+    async getWithPeriod(): Promise<(ContactPersonRow & { grievance_period_days: number }) | null> {
+      const rows = await tx.query<ContactPersonRow & { grievance_period_days: number }>(
+        `select c.*, (select o.grievance_period_days from organizations o where o.id = $1::uuid) as grievance_period_days
+           from (select ${CONTACT_PERSON_COLUMNS} from dpo_contacts where org_id = $1::uuid) c`,
+        [tx.orgId],
+      );
+      return rows[0] ?? null;
+    },
+
     /** Sets the contact person (every field: absent optional ones become null); answers whether it was new. */
     async put(p: Omit<ContactPersonRow, 'created_at' | 'updated_at'>, at: Date): Promise<ContactPersonRow & { created: boolean }> {
       const rows = await tx.query<ContactPersonRow & { created: boolean }>(
@@ -232,7 +298,7 @@ export function profileRepo(tx: PrincipalTx) {
  * Queues a message about a ticket to the data principal who filed it, by SMS to their phone on file or
  * else by email, in one statement that reads nothing back (so it rides in the batch of the change):
  * nothing is queued when they have no contact on file. `{contact}` in the text becomes the contact person
- * ("name, email"), or `noContact` when none is configured.
+ * ("Contact person: name, email"), or `noContact` (how to reach the organization) when none is configured.
  */
 export async function queueTicketNotice(
   tx: TenantTx,
@@ -241,7 +307,7 @@ export async function queueTicketNotice(
   await tx.query(
     `insert into outbound_messages (org_id, id, channel, recipient, body, status, next_attempt_at, created_at)
      select $1::uuid, $2::uuid, case when c.phone is not null then 'sms' else 'email' end, coalesce(c.phone, c.email),
-            replace($5::text, '{contact}', coalesce((select d.full_name || ', ' || d.email from dpo_contacts d where d.org_id = $1::uuid), $6::text)),
+            replace($5::text, '{contact}', coalesce((select 'Contact person: ' || d.full_name || ', ' || d.email from dpo_contacts d where d.org_id = $1::uuid), $6::text)),
             'queued', $4::timestamptz, $4::timestamptz
        from grievances g
        join data_principal_contacts c on c.org_id = g.org_id and c.dp_id = g.client_user_id

@@ -9,7 +9,7 @@ import { AppError } from '../../platform/http/errors.js';
 import { Email, errorResponses, Nullable, Phone, Text } from '../../platform/http/schema-kit.js';
 import type { DataPrincipalService } from './service.js';
 import { checkOneContact, CODE_TTL_SECONDS, RESEND_AFTER_SECONDS } from './service.js';
-import { CodeRequestBody, CodeSent, CodeVerifyBody, Contact, ContactBody, ContactPerson, DpParams, DpToken, Me, MintTokenBody } from './schemas.js';
+import { CodeRequestBody, CodeSent, CodeVerifyBody, Contact, ContactBody, ContactPerson, Dpo, DpParams, DpToken, Me, MintTokenBody } from './schemas.js';
 
 const ALL_ROLES = ['owner', 'admin', 'member'] as const;
 const OWNER_ADMIN = ['owner', 'admin'] as const;
@@ -145,8 +145,8 @@ export function dataPrincipalRoutes(app: FastifyInstance, service: DataPrincipal
       security: [{ ApiKey: [] }, { Bearer: [] }, { DataPrincipal: [] }],
       summary: 'The contact person (DPDP Rule 9)',
       description:
-        "Whom data principals can contact about their data: the Data Protection Officer or the person the organization names. Any valid key of the organization (any scope), a member's token, or a data principal's token. 404 `No contact person configured` when none is set.",
-      response: { 200: ContactPerson, ...errorResponses(401, 403, 404) },
+        "Whom data principals can contact about their data: the Data Protection Officer or the person the organization names. With it, the organization's grievance response period `grievance_period_days` (contract §10; `PATCH /api/v1/organization` sets it). Any valid key of the organization (any scope), a member's token, or a data principal's token. 404 `No contact person configured` when none is set.",
+      response: { 200: Dpo, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => service.contactPerson(tenantOf(req)),
   });

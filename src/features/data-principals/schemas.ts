@@ -89,6 +89,19 @@ export const ContactPerson = Type.Object(
   { title: 'ContactPerson' },
 );
 
+/** GET /dpo: the contact person and the organization's grievance response period (contract §10). */
+export const Dpo = Type.Object(
+  {
+    ...ContactPerson.properties,
+    grievance_period_days: Type.Integer({
+      minimum: 1,
+      maximum: 90,
+      description: 'Days the organization takes at most to answer a grievance (DPDP Rule 14(3)); set with `PATCH /api/v1/organization`',
+    }),
+  },
+  { title: 'DataProtectionContact' },
+);
+
 export const Me = Type.Object(
   {
     dp_id: Type.String(),

@@ -11,11 +11,11 @@ import type { Organization } from '../../platform/auth/tenant-host.js';
 import { AppError } from '../../platform/http/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { maskPhone, normalisePhone } from '../../platform/phone.js';
-import { newDpToken, sha256Hex } from '../../platform/crypto/opaque-tokens.js';
+import { looksLikeDpToken, looksLikeRightsSession, newDpToken, newRightsSession, sha256Hex } from '../../platform/crypto/opaque-tokens.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import { grievancePeriodDays } from '../grievances/service.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
-import { codeRepo, contactPersonRepo, contactRepo, profileRepo, tokenRepo, type ContactPersonRow } from './repo.js';
+import { codeRepo, contactPersonRepo, contactRepo, liveDpToken, profileRepo, rightsSessionRepo, tokenRepo, type ContactPersonRow } from './repo.js';
 import type { CodeRequestInput, CodeVerifyInput, ContactInput } from './schemas.js';
 
 export const CODE_TTL_SECONDS = 600;
@@ -92,6 +92,30 @@ export interface ContactPersonInput {
 }
 
 export function createDataPrincipalService({ db, clock, defaultCountryCode, publicUrl }: DataPrincipalServiceDeps) {
+  /** The data principal whose contact the right code was sent to; throws `incorrect_code` otherwise. */
+  async function checkCode(org: Organization, input: CodeVerifyInput): Promise<string> {
+    const contact = oneContact(input, defaultCountryCode);
+    const contactHash = sha256Hex(`${contact.kind}:${contact.value}`);
+    const digits = input.code.replace(/[\s-]/g, '');
+    const now = clock.now();
+    // The wrong try is counted in its own committed transaction, then refused.
+    const dpId = await withTenant(db, org.id, async (tx) => {
+      const codes = codeRepo(tx);
+      const current = await codes.lock(contactHash);
+      if (!current || current.expires_at.getTime() <= now.getTime() || current.attempts >= MAX_WRONG_TRIES) return null;
+      const right = /^[0-9]{6}$/.test(digits) && sameHex(sha256Hex(`${contactHash}:${digits}`), current.code_hash);
+      if (!right || current.dp_id === null) {
+        await codes.countWrongTry(contactHash);
+        return null;
+      }
+      // Spent at once: one code never gives two tokens.
+      await codes.spend(contactHash, now);
+      return current.dp_id;
+    });
+    if (dpId === null) throw incorrectCode();
+    return dpId;
+  }
+
   /** Stores a new token for dp_id (recording the principal if new) with its audit entry. */
   async function issueToken(ctx: TenantContext, dpId: string, ttlSeconds: number, source: 'minted' | 'code') {
     const at = clock.now();
@@ -198,27 +222,60 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
 
     /** The right code (within 10 minutes, before 5 wrong tries) gives a token for the contact's data principal. */
     async verifyCode(org: Organization, input: CodeVerifyInput, requestId: string) {
-      const contact = oneContact(input, defaultCountryCode);
-      const contactHash = sha256Hex(`${contact.kind}:${contact.value}`);
-      const digits = input.code.replace(/[\s-]/g, '');
-      const now = clock.now();
-      // The wrong try is counted in its own committed transaction, then refused.
-      const dpId = await withTenant(db, org.id, async (tx) => {
-        const codes = codeRepo(tx);
-        const current = await codes.lock(contactHash);
-        if (!current || current.expires_at.getTime() <= now.getTime() || current.attempts >= MAX_WRONG_TRIES) return null;
-        const right = /^[0-9]{6}$/.test(digits) && sameHex(sha256Hex(`${contactHash}:${digits}`), current.code_hash);
-        if (!right || current.dp_id === null) {
-          await codes.countWrongTry(contactHash);
-          return null;
-        }
-        // Spent at once: one code never gives two tokens.
-        await codes.spend(contactHash, now);
-        return current.dp_id;
-      });
-      if (dpId === null) throw incorrectCode();
+      const dpId = await checkCode(org, input);
       const ctx: TenantContext = { orgId: org.id, slug: org.slug, orgName: org.name, actor: { type: 'data_principal', id: '', dpId }, requestId };
       return issueToken(ctx, dpId, CODE_TOKEN_TTL_SECONDS, 'code');
+    },
+
+    /**
+     * The Rights Center's code sign-in: the right code opens a browser session (drs_…, an hour) instead
+     * of giving a token, so what the cookie holds is no API credential (issue 35). Audited and announced
+     * like a token sign-in.
+     */
+    async signInRightsCenter(org: Organization, input: CodeVerifyInput, requestId: string): Promise<{ session: string; expiresInSeconds: number }> {
+      const dpId = await checkCode(org, input);
+      const at = clock.now();
+      const expiresAt = new Date(at.getTime() + CODE_TOKEN_TTL_SECONDS * 1000);
+      const { session, hash } = newRightsSession();
+      await withTenant(db, org.id, async (tx) => {
+        const principalId = await rightsSessionRepo(tx).insert({ dpId, newPrincipalId: uuidv7(), sessionHash: hash, source: 'code', at, expiresAt });
+        const ctx: TenantContext = { orgId: org.id, slug: org.slug, orgName: org.name, actor: { type: 'data_principal', id: principalId, dpId }, requestId };
+        await together(
+          recordAudit(tx, ctx, at, { action: 'data_principal.signed_in', targetType: 'data_principal', targetId: principalId, details: { method: 'code', expires_in: CODE_TOKEN_TTL_SECONDS } }),
+          recordEvent(tx, 'data_principal.signed_in', { dp_id: dpId, method: 'code', expires_at: expiresAt }, at),
+        );
+      });
+      return { session, expiresInSeconds: CODE_TOKEN_TTL_SECONDS };
+    },
+
+    /**
+     * A ?token=dpt_… link into the Rights Center: a working token opens a browser session that ends when
+     * the token would (the token itself stays the app's, and is never put in the cookie); null otherwise.
+     */
+    async rightsSessionFromToken(orgId: string, token: string): Promise<{ session: string; expiresInSeconds: number } | null> {
+      if (!looksLikeDpToken(token)) return null;
+      const at = clock.now();
+      return withTenant(db, orgId, async (tx) => {
+        const live = await liveDpToken(tx, sha256Hex(token), at);
+        if (!live) return null;
+        const expiresAt = new Date(live.expires_at);
+        const { session, hash } = newRightsSession();
+        await rightsSessionRepo(tx).insert({ dpId: live.dp_id, newPrincipalId: uuidv7(), sessionHash: hash, source: 'token', at, expiresAt });
+        return { session, expiresInSeconds: Math.max(1, Math.floor((expiresAt.getTime() - at.getTime()) / 1000)) };
+      });
+    },
+
+    /** Who a Rights Center session acts for, while it lives (not ended, not expired); null otherwise. */
+    async rightsSession(orgId: string, session: string): Promise<{ dataPrincipalId: string; dpId: string; expiresAt: Date } | null> {
+      if (!looksLikeRightsSession(session)) return null;
+      const row = await rightsSessionRepo(tenantReads(db, orgId)).live(sha256Hex(session), clock.now());
+      return row ? { dataPrincipalId: row.data_principal_id, dpId: row.dp_id, expiresAt: new Date(row.expires_at) } : null;
+    },
+
+    /** Sign-out: the session ends at once, for good (a copy of the cookie no longer works). */
+    async endRightsSession(orgId: string, session: string): Promise<void> {
+      if (!looksLikeRightsSession(session)) return;
+      await withTenant(db, orgId, (tx) => rightsSessionRepo(tx).end(sha256Hex(session), clock.now()));
     },
 
     /** The principal's own profile: contacts masked, the organization, its contact person. One statement. */
@@ -236,9 +293,9 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
       };
     },
 
-    /** The organization's contact person (DPDP Rule 9); 404 when none is configured. */
+    /** The organization's contact person (DPDP Rule 9) and its grievance period (contract §10); 404 when no contact person is configured. */
     async contactPerson(ctx: Pick<TenantContext, 'orgId'>) {
-      const row = await contactPersonRepo(tenantReads(db, ctx.orgId)).get();
+      const row = await contactPersonRepo(tenantReads(db, ctx.orgId)).getWithPeriod();
       if (!row) throw new AppError('not_found', 'No contact person configured');
       return row;
     },

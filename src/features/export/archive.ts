@@ -6,8 +6,13 @@ import { createGunzip, createGzip, type Gzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import tar from 'tar-stream';
 
-export const FORMAT = 'assent-export/1';
+/** The format this service writes: 2 adds MANIFEST.jws, the manifest signed with the organization's key. */
+export const FORMAT = 'assent-export/2';
+/** The formats `export verify` reads: 1 (no signed manifest, reported as unsigned) and 2. */
+export const FORMATS_READ = ['assent-export/1', FORMAT];
 export const MANIFEST = 'MANIFEST.sha256';
+/** The manifest's signature: not listed in MANIFEST.sha256, which it signs. */
+export const MANIFEST_SIGNATURE = 'MANIFEST.jws';
 export const META = 'export.json';
 export const JWKS = 'jwks.json';
 /** A part of a table is flushed once it holds this much: the bound on what an export keeps in memory. */
@@ -57,13 +62,19 @@ export class ArchiveWriter {
     await this.entry(name, content);
   }
 
-  /** Writes MANIFEST.sha256 (every file above, in order, as `sha256sum -c` reads it) and ends the archive. Returns the manifest's own SHA-256. */
-  async finish(): Promise<string> {
+  /**
+   * Writes MANIFEST.sha256 (every file above, in order, as `sha256sum -c` reads it), then its signature
+   * MANIFEST.jws (what `sign` makes of the manifest's SHA-256), and ends the archive. Returns the
+   * manifest's own SHA-256.
+   */
+  async finish(sign: (manifestSha256: string) => Promise<string>): Promise<string> {
     const manifest = Buffer.from(this.sums.join(''));
+    const sha256 = createHash('sha256').update(manifest).digest('hex');
     await this.entry(MANIFEST, manifest);
+    await this.entry(MANIFEST_SIGNATURE, Buffer.from((await sign(sha256)) + '\n'));
     this.finished = true;
     this.pack.finalize();
-    return createHash('sha256').update(manifest).digest('hex');
+    return sha256;
   }
 
   fail(error: Error): void {

@@ -4,8 +4,9 @@ import { exportRoutes } from './routes.js';
 import { createExportService, type ExportServiceDeps } from './service.js';
 
 export { createExportService, type ExportService, type ExportStarted, type ExportedOrganization } from './service.js';
-export { verifyExport, type VerifyReport } from './verify.js';
-export { MANIFEST, META, JWKS, TABLES, PART_BYTES } from './archive.js';
+export { verifyExport, type VerifyOptions, type VerifyReport } from './verify.js';
+export { FORMAT, MANIFEST, MANIFEST_SIGNATURE, META, JWKS, TABLES, PART_BYTES } from './archive.js';
+export { MANIFEST_TYP, signManifest, verifyManifestSignature, type SignedManifest } from './manifest.js';
 
 export function registerExport(app: FastifyInstance, deps: ExportServiceDeps) {
   const service = createExportService(deps);

@@ -1,6 +1,8 @@
 // The export's reads: each table of one organization in key order, a batch at a time (keyset paging,
 // each batch from the primary key's index), so a table of millions of rows is never read whole.
+import type { SigningPublicJwk } from '../../platform/crypto/signing-keys.js';
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
+import { publishedKey, type PublishedJwk } from '../receipts/index.js';
 import type { TableName } from './archive.js';
 
 export const BATCH = 2000;
@@ -101,8 +103,14 @@ export async function auditHeadOf(tx: TenantTx): Promise<{ seq: number; hash: st
   return head ? { seq: Number(head.seq), hash: head.hash } : null;
 }
 
-/** The organization's public signing keys, every one it ever had (what /.well-known/jwks.json serves): a JWK Set. */
-export async function publicKeysOf(tx: TenantTx): Promise<{ keys: unknown[] }> {
-  const rows = await tx.query<{ public_jwk: unknown }>('select public_jwk from signing_keys where org_id = $1::uuid order by created_at, kid', [tx.orgId]);
-  return { keys: rows.map((r) => r.public_jwk) };
+/**
+ * The organization's public signing keys, every one it ever had, each with its validity (not_before,
+ * not_after): what /.well-known/jwks.json serves, as a JWK Set.
+ */
+export async function publicKeysOf(tx: TenantTx): Promise<{ keys: PublishedJwk[] }> {
+  const rows = await tx.query<{ public_jwk: SigningPublicJwk; created_at: Date; retired_at: Date | null }>(
+    'select public_jwk, created_at, retired_at from signing_keys where org_id = $1::uuid order by created_at, kid',
+    [tx.orgId],
+  );
+  return { keys: rows.map(publishedKey) };
 }

@@ -7,7 +7,9 @@ import { tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant
 import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { recordAudit, sha256Hex } from '../audit/index.js';
+import type { ReceiptSigner } from '../receipts/index.js';
 import { ArchiveWriter, FORMAT, JWKS, META, PartWriter, TABLES, type TableName } from './archive.js';
+import { signManifest } from './manifest.js';
 import { auditHeadOf, organizationOf, publicKeysOf, rowsOf } from './repo.js';
 
 export interface ExportedOrganization {
@@ -21,8 +23,11 @@ export interface ExportStarted {
   stream: Readable;
   /** The archive's file name: `<root>.tar.gz`. */
   filename: string;
-  /** Settles once the archive is complete, with the SHA-256 of MANIFEST.sha256 (rejects when the export failed). */
-  done: Promise<{ manifestSha256: string; rows: Record<TableName, number> }>;
+  /**
+   * Settles once the archive is complete, with the SHA-256 of MANIFEST.sha256 and the key that signed
+   * it (MANIFEST.jws); rejects when the export failed.
+   */
+  done: Promise<{ manifestSha256: string; kid: string; rows: Record<TableName, number> }>;
 }
 
 /** 2026-11-28T01:02:03.456Z -> 20261128T010203Z */
@@ -71,15 +76,19 @@ function readSnapshot<T>(db: Database, orgId: string, fn: (tx: TenantTx) => Prom
 export interface ExportServiceDeps {
   db: Database;
   clock: Clock;
+  /** The receipts' signer: the organization's current key signs the manifest (MANIFEST.jws). */
+  signer: ReceiptSigner;
 }
 
-export function createExportService({ db, clock }: ExportServiceDeps) {
+export function createExportService({ db, clock, signer }: ExportServiceDeps) {
   function start(org: ExportedOrganization): ExportStarted {
     const exportedAt = clock.now();
     const root = `${org.slug}-export-${stamp(exportedAt)}`;
     const writer = new ArchiveWriter(root, exportedAt);
     const sink = (name: string, content: Buffer) => writer.add(name, content);
-    const done = readSnapshot(db, org.id, async (tx) => {
+    // The current key, read (or, for an organization older than its key, made) before the read-only snapshot.
+    const key = withTenant(db, org.id, async (tx) => (await signer.prepare(tx, null)).key);
+    const done = key.then((signingKey) => readSnapshot(db, org.id, async (tx) => {
       const settings = await organizationOf(tx);
       const head = await auditHeadOf(tx);
       const jwks = await publicKeysOf(tx);
@@ -101,9 +110,18 @@ export function createExportService({ db, clock }: ExportServiceDeps) {
         tables,
       };
       await sink(META, Buffer.from(JSON.stringify(meta, null, 2) + '\n'));
-      const manifestSha256 = await writer.finish();
-      return { manifestSha256, rows: Object.fromEntries(Object.entries(tables).map(([t, v]) => [t, v.rows])) as Record<TableName, number> };
-    });
+      const manifestSha256 = await writer.finish((sha256) =>
+        signManifest(
+          { format: FORMAT, organization: { id: org.id, slug: org.slug }, exported_at: meta.exported_at, manifest_sha256: sha256, audit_chain_head: head },
+          signingKey,
+        ),
+      );
+      return {
+        manifestSha256,
+        kid: signingKey.kid,
+        rows: Object.fromEntries(Object.entries(tables).map(([t, v]) => [t, v.rows])) as Record<TableName, number>,
+      };
+    }));
     done.catch((e: Error) => writer.fail(e));
     return { stream: writer.output, filename: `${root}.tar.gz`, done };
   }

@@ -1,5 +1,7 @@
 // `assent export verify FILE`: checks an export with nothing but the file (no database, no network).
-// First pass: every file's SHA-256 against MANIFEST.sha256, and no file more or less. Second pass:
+// First pass: every file's SHA-256 against MANIFEST.sha256, and no file more or less; MANIFEST.jws, the
+// manifest's signature by the organization's key (format 2), with the archive's keys or, given from
+// outside (--jwks), the organization's published ones, which the archive's must agree with. Second pass:
 // every notice version's SHA-256, every consent record's receipt (its signature with the keys of
 // jwks.json, verifyReceipt; that it says what the record says, receiptMismatch; that its notice is the
 // exported version's), the audit log's hash chain (createChainVerifier, the same rule as `assent audit
@@ -8,7 +10,8 @@ import { createHash } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
 import { createChainVerifier, type ExportedAuditEntry } from '../audit/index.js';
 import { noticeSha256, receiptMismatch, ReceiptVerificationError, verifyReceipt } from '../receipts/index.js';
-import { ArchiveError, FORMAT, JWKS, MANIFEST, META, TABLES, readArchive, type TableName } from './archive.js';
+import { ArchiveError, FORMAT, FORMATS_READ, JWKS, MANIFEST, MANIFEST_SIGNATURE, META, TABLES, readArchive, type TableName } from './archive.js';
+import { verifyManifestSignature } from './manifest.js';
 
 export interface VerifyReport {
   ok: boolean;
@@ -19,6 +22,10 @@ export interface VerifyReport {
   files: number;
   /** SHA-256 of MANIFEST.sha256: the one value that pins the whole archive. */
   manifest_sha256: string | null;
+  /** The key whose signature (MANIFEST.jws) the manifest carries; null for a format 1 archive, which has none. */
+  manifest_signed_by: string | null;
+  /** Whose keys the signatures were checked with: `jwks.json` (the archive's own) or the --jwks source given. */
+  keys_from: string;
   audit: { entries: number; head: { seq: number; hash: string } | null } | null;
   /**
    * Receipts whose signature verified; of those, late ones (signed by the backfill after the record,
@@ -36,14 +43,35 @@ interface Meta {
   tables: Record<string, { rows: number; parts: string[] }>;
 }
 
+export interface VerifyOptions {
+  /**
+   * The organization's public keys from outside the archive (its /.well-known/jwks.json, or a copy a
+   * regulator kept): every key of the archive's jwks.json must be among them, unchanged, and every
+   * signature is checked with them. Without it the archive's own jwks.json is trusted.
+   */
+  jwks?: { keys: JSONWebKeySet['keys']; source: string };
+}
+
 class Problem extends Error {}
 
 const SUM_LINE = /^([0-9a-f]{64}) {2}(.+)$/;
 
-export async function verifyExport(file: string): Promise<VerifyReport> {
-  const report: VerifyReport = { ok: false, problem: null, organization: null, exported_at: null, files: 0, manifest_sha256: null, audit: null, receipts: null, rows: {} };
+export async function verifyExport(file: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const report: VerifyReport = {
+    ok: false,
+    problem: null,
+    organization: null,
+    exported_at: null,
+    files: 0,
+    manifest_sha256: null,
+    manifest_signed_by: null,
+    keys_from: options.jwks?.source ?? JWKS,
+    audit: null,
+    receipts: null,
+    rows: {},
+  };
   try {
-    const { meta, jwks } = await checkManifest(file, report);
+    const { meta, jwks } = await checkManifest(file, report, options);
     await checkContents(file, meta, jwks, report);
     report.ok = true;
   } catch (e) {
@@ -59,13 +87,14 @@ function isArchiveReadError(e: unknown): boolean {
 }
 
 /** Pass 1: the sums. Returns export.json and jwks.json, read from the archive once their sums matched. */
-async function checkManifest(file: string, report: VerifyReport): Promise<{ meta: Meta; jwks: JSONWebKeySet }> {
+async function checkManifest(file: string, report: VerifyReport, options: VerifyOptions): Promise<{ meta: Meta; jwks: JSONWebKeySet }> {
   const sums = new Map<string, string>();
   const order: string[] = [];
   let root: string | null = null;
   let manifest: Buffer | null = null;
   let metaText: Buffer | null = null;
   let jwksText: Buffer | null = null;
+  let signature: Buffer | null = null;
   for await (const entry of readArchive(file)) {
     if (entry.type !== 'file') throw new Problem(`${entry.root}/${entry.name} is a ${entry.type}, not a file: an export holds only files`);
     root ??= entry.root;
@@ -76,6 +105,7 @@ async function checkManifest(file: string, report: VerifyReport): Promise<{ meta
     if (entry.name === MANIFEST) manifest = entry.content;
     if (entry.name === META) metaText = entry.content;
     if (entry.name === JWKS) jwksText = entry.content;
+    if (entry.name === MANIFEST_SIGNATURE) signature = entry.content;
   }
   if (!manifest) throw new Problem(`${MANIFEST} is missing: the archive is incomplete or not an Assent export`);
   report.manifest_sha256 = sums.get(MANIFEST)!;
@@ -88,7 +118,7 @@ async function checkManifest(file: string, report: VerifyReport): Promise<{ meta
     listed.set(m[2]!, m[1]!);
   }
   for (const name of order) {
-    if (name === MANIFEST) continue;
+    if (name === MANIFEST || name === MANIFEST_SIGNATURE) continue;
     const expected = listed.get(name);
     if (!expected) throw new Problem(`${name} is not in ${MANIFEST}: a file was added`);
     if (expected !== sums.get(name)) throw new Problem(`${name}: its SHA-256 is ${sums.get(name)}, ${MANIFEST} says ${expected}: the file was changed`);
@@ -102,7 +132,7 @@ async function checkManifest(file: string, report: VerifyReport): Promise<{ meta
   } catch {
     throw new Problem(`${META} is not JSON`);
   }
-  if (meta.format !== FORMAT) throw new Problem(`${META} says format ${JSON.stringify(meta.format)}; this verifier reads ${FORMAT}`);
+  if (!FORMATS_READ.includes(meta.format)) throw new Problem(`${META} says format ${JSON.stringify(meta.format)}; this verifier reads ${FORMATS_READ.join(' and ')}`);
   report.organization = meta.organization;
   report.exported_at = meta.exported_at;
   if (!jwksText) throw new Problem(`${JWKS} is missing`);
@@ -113,7 +143,48 @@ async function checkManifest(file: string, report: VerifyReport): Promise<{ meta
     throw new Problem(`${JWKS} is not JSON`);
   }
   if (!Array.isArray(jwks?.keys)) throw new Problem(`${JWKS} is not a JWK Set ({"keys": [...]})`);
+  if (options.jwks) jwks = agreedKeys(jwks, options.jwks);
+  if (meta.format === FORMAT || signature) {
+    if (!signature) throw new Problem(`${MANIFEST_SIGNATURE} is missing: a ${FORMAT} archive's manifest is signed by the organization's key`);
+    report.manifest_signed_by = await checkSignature(signature, report.manifest_sha256, meta, jwks);
+  }
   return { meta, jwks };
+}
+
+/**
+ * The keys to check signatures with when the organization's published keys are given from outside:
+ * each key of the archive's jwks.json must be one of them, with the same public key and the same
+ * not_before (a key retired since the export may have gained a not_after). Returns the outside set.
+ */
+function agreedKeys(archived: JSONWebKeySet, outside: NonNullable<VerifyOptions['jwks']>): JSONWebKeySet {
+  for (const key of archived.keys) {
+    const published = outside.keys.find((k) => k.kid === key.kid);
+    if (!published) throw new Problem(`${JWKS} holds key ${key.kid}, which is not among the organization's keys at ${outside.source}: the archive's keys were replaced`);
+    if (published.x !== key.x) throw new Problem(`${JWKS} gives key ${key.kid} another public key than ${outside.source}: the archive's keys were replaced`);
+    const nb = (k: object) => (k as { not_before?: string }).not_before;
+    if (nb(published) !== nb(key)) throw new Problem(`${JWKS} gives key ${key.kid} not_before ${nb(key)}, ${outside.source} says ${nb(published)}: the archive's keys were changed`);
+  }
+  return { keys: outside.keys };
+}
+
+/** MANIFEST.jws: signed by a key of `jwks`, valid at the export's time, over this manifest, organization, time and audit head. Returns the kid. */
+async function checkSignature(signature: Buffer, manifestSha256: string | null, meta: Meta, jwks: JSONWebKeySet): Promise<string> {
+  let signed;
+  try {
+    signed = await verifyManifestSignature(signature.toString('utf8'), jwks);
+  } catch (e) {
+    throw new Problem(`${MANIFEST_SIGNATURE}: ${(e as Error).message}`);
+  }
+  const m = signed.manifest;
+  if (m.manifest_sha256 !== manifestSha256) {
+    throw new Problem(`${MANIFEST_SIGNATURE} signs a manifest whose SHA-256 is ${m.manifest_sha256}, ${MANIFEST} has ${manifestSha256}: the manifest was rewritten`);
+  }
+  if (m.organization?.id !== meta.organization.id) throw new Problem(`${MANIFEST_SIGNATURE} was signed for organization ${m.organization?.id}, ${META} names ${meta.organization.id}`);
+  if (m.exported_at !== meta.exported_at) throw new Problem(`${MANIFEST_SIGNATURE} says exported at ${m.exported_at}, ${META} says ${meta.exported_at}`);
+  if (JSON.stringify(m.audit_chain_head ?? null) !== JSON.stringify(meta.audit_chain_head ?? null)) {
+    throw new Problem(`${MANIFEST_SIGNATURE} signs audit chain head ${JSON.stringify(m.audit_chain_head)}, ${META} says ${JSON.stringify(meta.audit_chain_head)}`);
+  }
+  return signed.kid;
 }
 
 function parseLines(name: string, content: Buffer): unknown[] {
@@ -185,7 +256,7 @@ async function checkContents(file: string, meta: Meta, jwks: JSONWebKeySet, repo
     const slash = entry.name.indexOf('/');
     const table = entry.name.slice(0, slash) as TableName;
     if (slash === -1 || !TABLES.includes(table)) {
-      if (![MANIFEST, META, JWKS].includes(entry.name)) throw new Problem(`${entry.name} is not a file of an Assent export`);
+      if (![MANIFEST, MANIFEST_SIGNATURE, META, JWKS].includes(entry.name)) throw new Problem(`${entry.name} is not a file of an Assent export`);
       continue;
     }
     (parts[table] ??= []).push(entry.name);

@@ -68,14 +68,19 @@ export function parseStatusMessage(text: string): { status: GrievanceStatus; pre
 /**
  * What the data principal is sent about their ticket (SMS or email, through the outbox): never the
  * conversation itself, only that there is news, where to read it, and whom to contact. `{contact}` is
- * filled in by the statement that queues it.
+ * filled in by the statement that queues it: the contact person, or `ticketNoticeNoContact`.
  */
 export function ticketNoticeText(n: { orgName: string; ticketId: string; url: string; status?: GrievanceStatus }): string {
   const news =
     n.status === undefined
       ? `${n.orgName} has replied to your request ${n.ticketId}.`
       : `Your request ${n.ticketId} to ${n.orgName} is now ${statusWords(n.status)}.`;
-  return `${news} Read it and answer at ${n.url} Contact person: {contact}`;
+  return `${news} Read it and answer at ${n.url} {contact}`;
+}
+
+/** Whom to contact when the organization has named no contact person (DPDP Rule 9): its Rights Center. */
+export function ticketNoticeNoContact(n: { orgName: string; url: string }): string {
+  return `To contact ${n.orgName}, use its Rights Center: ${n.url}`;
 }
 
 /** The ticket as the API shows it, without what the update replaced. */
@@ -113,7 +118,7 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
   /** Queues the message to the ticket's data principal (nothing when they have no contact on file). */
   function notify(tx: TenantTx, ctx: TenantContext, ticketId: string, at: Date, status?: GrievanceStatus): Promise<void> {
     const url = rightsCenterUrl(publicUrl, ctx.slug);
-    return queueTicketNotice(tx, { ticketId, messageId: uuidv7(), at, text: ticketNoticeText({ orgName: ctx.orgName, ticketId, url, status }), noContact: ctx.orgName });
+    return queueTicketNotice(tx, { ticketId, messageId: uuidv7(), at, text: ticketNoticeText({ orgName: ctx.orgName, ticketId, url, status }), noContact: ticketNoticeNoContact({ orgName: ctx.orgName, url }) });
   }
 
   /** A status change's system message and the notice to the data principal, sent beside its audit entry. */

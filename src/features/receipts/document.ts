@@ -4,7 +4,7 @@
 // or a data principal does offline).
 import { createHash } from 'node:crypto';
 import { CompactSign, compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
-import type { SigningPrivateKey } from '../../platform/crypto/signing-keys.js';
+import type { SigningPrivateKey, SigningPublicJwk } from '../../platform/crypto/signing-keys.js';
 
 export const RECEIPT_VERSION = 'assent-consent-receipt/1';
 /** The JWS `typ` of a receipt. */
@@ -119,9 +119,61 @@ export function signReceipt(receipt: ConsentReceipt, key: { kid: string; private
 export class ReceiptVerificationError extends Error {}
 
 /**
+ * A signing key as the JWKS publishes it (/.well-known/jwks.json, an export's jwks.json): the public
+ * JWK with its validity, `not_before` (when it became the current key) and `not_after` (when a
+ * rotation retired it; absent while it is current). A receipt signed outside its key's validity does
+ * not verify: a receipt back-dated to last year and signed with today's key is refused.
+ */
+export interface PublishedJwk extends SigningPublicJwk {
+  not_before: string;
+  not_after?: string;
+}
+
+export function publishedKey(k: { public_jwk: SigningPublicJwk; created_at: Date; retired_at: Date | null }): PublishedJwk {
+  return { ...k.public_jwk, not_before: k.created_at.toISOString(), ...(k.retired_at ? { not_after: k.retired_at.toISOString() } : {}) };
+}
+
+/**
+ * How far a receipt's signing time may fall outside its key's validity and still verify: the clocks of
+ * several server processes differ a little, and a rotation may commit between the moment a record took
+ * its time and the moment it read the current key. A minute is far below any back-dating that matters.
+ */
+export const KEY_VALIDITY_SKEW_MS = 60_000;
+
+/** The receipt's signing time (a late receipt's `issued_at`, otherwise its `time`) against its key's validity. */
+function validityProblem(receipt: ConsentReceipt, kid: string, jwks: JSONWebKeySet): string | null {
+  const signedAt = Date.parse(receipt.issued_late ? (receipt.issued_at ?? '') : receipt.time);
+  if (Number.isNaN(signedAt)) return `receipt has no valid ${receipt.issued_late ? 'issued_at' : 'time'}`;
+  if (receipt.issued_late && Date.parse(receipt.time) > signedAt + KEY_VALIDITY_SKEW_MS) return `late receipt's time ${receipt.time} is after its issued_at ${receipt.issued_at}`;
+  return keyValidityProblem(jwks, kid, signedAt, `receipt ${receipt.issued_late ? `issued_at ${receipt.issued_at}` : `time ${receipt.time}`}`);
+}
+
+/**
+ * Whether a signature made at `signedAt` (ms) by key `kid` falls within that key's validity in the
+ * JWKS (with KEY_VALIDITY_SKEW_MS of tolerance); null when it does or the JWKS gives no validity.
+ * `what` names the signed thing and its time in the message ("receipt time 2026-…").
+ */
+export function keyValidityProblem(jwks: JSONWebKeySet, kid: string, signedAt: number, what: string): string | null {
+  const key = jwks.keys.find((k) => k.kid === kid) as Partial<PublishedJwk> | undefined;
+  if (key?.not_before !== undefined) {
+    const from = Date.parse(key.not_before);
+    if (Number.isNaN(from)) return `key ${kid} has an unreadable not_before ${String(key.not_before)}`;
+    if (signedAt < from - KEY_VALIDITY_SKEW_MS) return `${what} is before its key ${kid} became valid (not_before ${key.not_before}): back-dated, or signed with a key that did not exist then`;
+  }
+  if (key?.not_after !== undefined) {
+    const to = Date.parse(key.not_after);
+    if (Number.isNaN(to)) return `key ${kid} has an unreadable not_after ${String(key.not_after)}`;
+    if (signedAt > to + KEY_VALIDITY_SKEW_MS) return `${what} is after its key ${kid} was retired (not_after ${key.not_after}): signed with a retired key`;
+  }
+  return null;
+}
+
+/**
  * Verifies a receipt with nothing but a JWKS (an organization's /.well-known/jwks.json, or the public
- * keys in an export): the signature must verify with the key its `kid` names, by EdDSA. Returns the
- * document; throws ReceiptVerificationError otherwise (unknown kid, bad signature, not a receipt).
+ * keys in an export): the signature must verify with the key its `kid` names, by EdDSA, and the
+ * receipt's signing time must fall within that key's validity (not_before, not_after) when the JWKS
+ * gives it. Returns the document; throws ReceiptVerificationError otherwise (unknown kid, bad
+ * signature, not a receipt, outside its key's validity).
  */
 export async function verifyReceipt(jws: string, jwks: JSONWebKeySet): Promise<{ receipt: ConsentReceipt; kid: string }> {
   let verified;
@@ -138,7 +190,10 @@ export async function verifyReceipt(jws: string, jwks: JSONWebKeySet): Promise<{
     throw new ReceiptVerificationError('receipt payload is not JSON');
   }
   if (receipt?.version !== RECEIPT_VERSION) throw new ReceiptVerificationError('receipt payload has an unknown version');
-  return { receipt, kid: verified.protectedHeader.kid! };
+  const kid = verified.protectedHeader.kid!;
+  const invalid = validityProblem(receipt, kid, jwks);
+  if (invalid) throw new ReceiptVerificationError(invalid);
+  return { receipt, kid };
 }
 
 /** The stored record's fields a receipt must repeat; a mismatch names the first field that differs, null when they agree. */

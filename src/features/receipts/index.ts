@@ -6,8 +6,13 @@ import { createReceiptService, type ReceiptServiceDeps } from './service.js';
 
 export { createReceiptService, type ReceiptService, type ReceiptSigner, type SigningContext } from './service.js';
 export { BACKFILL_BATCH, createReceiptBackfillJob, type BackfillReport } from './backfill.js';
+export { JwksSourceError, loadJwks, verifyReceiptFile, type ReceiptFileReport } from './verify-file.js';
 export {
   buildReceipt,
+  KEY_VALIDITY_SKEW_MS,
+  keyValidityProblem,
+  publishedKey,
+  type PublishedJwk,
   noticeSha256,
   receiptMismatch,
   RECEIPT_TYP,

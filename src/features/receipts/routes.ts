@@ -20,7 +20,16 @@ const PublicJwk = Type.Object(
   { title: 'SigningPublicJwk' },
 );
 
-const Jwks = Type.Object({ keys: Type.Array(PublicJwk) }, { title: 'JsonWebKeySet' });
+const PublishedJwk = Type.Object(
+  {
+    ...PublicJwk.properties,
+    not_before: Timestamp('When the key became the current key: a receipt signed before it does not verify'),
+    not_after: Type.Optional(Timestamp('When a rotation retired the key (absent while it is current): a receipt signed after it does not verify')),
+  },
+  { title: 'PublishedSigningJwk' },
+);
+
+const Jwks = Type.Object({ keys: Type.Array(PublishedJwk) }, { title: 'JsonWebKeySet' });
 
 const SigningKey = Type.Object(
   {
@@ -51,7 +60,7 @@ export function receiptRoutes(app: FastifyInstance, service: ReceiptService, dep
       tags: ['Consent receipts'],
       summary: "The organization's public signing keys",
       description:
-        "On the organization's host, no credentials: every Ed25519 public key it has signed consent receipts with, current and retired (a rotation keeps the old ones, so old receipts still verify), oldest first. Verify a receipt offline with this set alone (docs/api.md shows how). A host that names no organization: 404.",
+        "On the organization's host, no credentials: every Ed25519 public key it has signed consent receipts with, current and retired (a rotation keeps the old ones, so old receipts still verify), oldest first, each with its validity: `not_before` (when it became current) and `not_after` (when a rotation retired it). A receipt whose signing time falls outside its key's validity does not verify. Verify a receipt offline with this set alone (docs/api.md shows how). A host that names no organization: 404.",
       response: { 200: Jwks, ...errorResponses(404) },
     },
     handler: async (req, reply) => {

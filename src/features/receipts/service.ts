@@ -7,7 +7,7 @@ import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { SigningKeyring, SigningPrivateKey } from '../../platform/crypto/signing-keys.js';
 import { recordAudit } from '../audit/index.js';
-import { buildReceipt, signReceipt, type ReceiptInput } from './document.js';
+import { buildReceipt, publishedKey, signReceipt, type ReceiptInput } from './document.js';
 import { signingKeyRepo } from './repo.js';
 import { createReceiptBackfill } from './backfill.js';
 
@@ -74,7 +74,7 @@ export function createReceiptService({ db, clock, keyring, publicUrl }: ReceiptS
     /** The organization's public keys, current and retired, oldest first: the JWKS. */
     async jwks(orgId: string) {
       const keys = await signingKeyRepo(tenantReads(db, orgId)).list();
-      return { keys: keys.map((k) => k.public_jwk) };
+      return { keys: keys.map(publishedKey) };
     },
 
     /** Every key with its dates (public parts only). */

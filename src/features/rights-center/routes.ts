@@ -1,13 +1,12 @@
 // The Rights Center: /rights on the organization's host, the data principal's own pages. An encapsulated
 // plugin like the consent page (security headers with a strict CSP, urlencoded forms, CSRF, HTML error
-// pages). Public routes as far as the access hook goes: the session is a cookie holding the person's DP
-// token, checked here on every request, and every rule is the services' (the same ones /api/v1/me calls).
+// pages). Public routes as far as the access hook goes: the session is a cookie holding a Rights Center
+// session id (never a DP token: a leaked cookie is no API credential), checked here on every request, and
+// every rule is the services' (the same ones /api/v1/me calls).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { organizationOf, type PrincipalContext } from '../../platform/auth/access.js';
-import type { DpTokenVerifier } from '../../platform/auth/dp-token-verifier.js';
 import type { Organization, OrganizationDirectory } from '../../platform/auth/tenant-host.js';
-import type { Clock } from '../../platform/clock.js';
 import { readCookie, serializeCookie } from '../../platform/http/cookies.js';
 import { registerHostedPages } from '../../platform/http/hosted-pages.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -20,12 +19,13 @@ import { codePage, consentsPage, href, messagePage, nomineesPage, requestPage, r
 
 export interface RightsCenterDeps {
   consents: Pick<ConsentService, 'mine' | 'giveMine' | 'withdrawMine' | 'myReceipt'>;
-  dataPrincipals: Pick<DataPrincipalService, 'requestCode' | 'verifyCode' | 'contactPersonOrNull' | 'profile'>;
+  dataPrincipals: Pick<
+    DataPrincipalService,
+    'requestCode' | 'signInRightsCenter' | 'rightsSessionFromToken' | 'rightsSession' | 'endRightsSession' | 'contactPersonOrNull' | 'profile'
+  >;
   grievances: Pick<GrievanceService, 'mine' | 'fileMine' | 'getMine' | 'myMessages' | 'postMyMessage'>;
   nominees: Pick<NomineeService, 'mine' | 'appointMine' | 'changeMine' | 'removeMine'>;
-  dpTokens: DpTokenVerifier;
   organizations: OrganizationDirectory;
-  clock: Clock;
   baseDomain: string;
   trustProxy: boolean;
   /** Mark the session cookie Secure (PUBLIC_URL is https). */
@@ -33,12 +33,13 @@ export interface RightsCenterDeps {
 }
 
 /**
- * The browser session: `<nonce>` while signed out, `<nonce>.<dpt_ token>` once signed in; HttpOnly,
- * SameSite=Lax (a link from an SMS or an app arrives signed in), scoped to /rights. The nonce keys the
- * forms' CSRF token and is replaced at every sign-in and sign-out.
+ * The browser session: `<nonce>` while signed out, `<nonce>.<drs_ session id>` once signed in; HttpOnly,
+ * SameSite=Lax (a link from an SMS or an app arrives signed in), scoped to /rights. The session id is the
+ * Rights Center's own (stored hashed, ended at sign-out), never a dpt_ token. The nonce keys the forms'
+ * CSRF token and is replaced at every sign-in and sign-out.
  */
 const COOKIE = 'assent_rights';
-const COOKIE_PATTERN = /^[\w-]{43}(\.dpt_[0-9A-Za-z]{32})?$/;
+const COOKIE_PATTERN = /^[\w-]{43}(\.drs_[0-9A-Za-z]{43})?$/;
 const SIGNED_OUT_MAX_AGE = 86400;
 const HTML = 'text/html; charset=utf-8';
 /** Where a sign-in may lead back to: a Rights Center path, nothing else (no open redirect). */
@@ -55,8 +56,10 @@ interface Visit {
   /** The nonce was made by this request: no form can carry its CSRF token yet. */
   fresh: boolean;
   principal: PrincipalContext | null;
-  /** The cookie held a token that no longer works (expired or revoked). */
+  /** The cookie held a session that no longer works (expired or ended). */
   ended: boolean;
+  /** The session id in the cookie, if any (live or not). */
+  session: string | null;
   page: PageContext;
 }
 
@@ -112,7 +115,7 @@ export function parseContact(input: string): { phone: string } | { email: string
 }
 
 export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCenterDeps): Promise<void> {
-  const { consents, dataPrincipals, grievances, nominees, dpTokens, clock } = deps;
+  const { consents, dataPrincipals, grievances, nominees } = deps;
 
   await registerHostedPages(app, { styleHash: STYLE_HASH });
 
@@ -137,22 +140,22 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
       reply.code(404).type(HTML).send(messagePage(barePage(m, m.mainNav, pathOf(request)), 'not_found'));
       return null;
     }
-    const [cookieNonce, token] = (readCookie(request, COOKIE, COOKIE_PATTERN) ?? '').split('.');
+    const [cookieNonce, session] = (readCookie(request, COOKIE, COOKIE_PATTERN) ?? '').split('.');
     const fresh = !cookieNonce;
     const nonce = cookieNonce || randomBytes(32).toString('base64url');
-    const verified = token ? await dpTokens.verify(org.id, token) : null;
-    const ended = Boolean(token) && !verified;
+    const verified = session ? await dataPrincipals.rightsSession(org.id, session) : null;
+    const ended = Boolean(session) && !verified;
     if (fresh || ended) setSession(reply, nonce, SIGNED_OUT_MAX_AGE);
     const principal: PrincipalContext | null = verified
       ? { orgId: org.id, slug: org.slug, orgName: org.name, actor: { type: 'data_principal', id: verified.dataPrincipalId, dpId: verified.dpId }, requestId: request.id }
       : null;
     const contact = await dataPrincipals.contactPersonOrNull(org.id);
-    return { org, m, nonce, fresh, principal, ended, page: { m, orgName: org.name, contact, csrf: csrfFor(nonce), signedIn: principal !== null, path: pathOf(request) } };
+    return { org, m, nonce, fresh, principal, ended, session: session || null, page: { m, orgName: org.name, contact, csrf: csrfFor(nonce), signedIn: principal !== null, path: pathOf(request) } };
   }
 
-  /** Signs the browser in with a token: a new nonce, the token beside it, for as long as the token lives. */
-  function signIn(reply: FastifyReply, token: string, expiresInSeconds: number) {
-    setSession(reply, `${randomBytes(32).toString('base64url')}.${token}`, Math.max(1, expiresInSeconds));
+  /** Signs the browser in: a new nonce, the session id beside it, for as long as the session lives. */
+  function signIn(reply: FastifyReply, session: { session: string; expiresInSeconds: number }) {
+    setSession(reply, `${randomBytes(32).toString('base64url')}.${session.session}`, Math.max(1, session.expiresInSeconds));
   }
 
   const send = (reply: FastifyReply, status: number, body: string) => reply.code(status).type(HTML).send(body);
@@ -177,9 +180,10 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
       if (!v) return reply;
       const query = request.query as Record<string, unknown>;
       if (typeof query.token === 'string') {
-        const verified = await dpTokens.verify(v.org.id, query.token);
-        if (!verified) return send(reply, 401, signInPage(v.page, { next: nextOf(v.page.path), error: v.m.tokenInvalid }));
-        signIn(reply, query.token, Math.floor((verified.expiresAt.getTime() - clock.now().getTime()) / 1000));
+        const opened = await dataPrincipals.rightsSessionFromToken(v.org.id, query.token);
+        if (!opened) return send(reply, 401, signInPage(v.page, { next: nextOf(v.page.path), error: v.m.tokenInvalid }));
+        if (v.session) await dataPrincipals.endRightsSession(v.org.id, v.session);
+        signIn(reply, opened);
         return reply.redirect(typeof query.lang === 'string' ? href(v.page, v.page.path) : v.page.path, 303);
       }
       if (!v.principal) {
@@ -235,8 +239,9 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
     const contact = parseContact(typed);
     if (!contact) return send(reply, 400, signInPage(v.page, { next, contact: typed, error: v.m.contactFormat }));
     try {
-      const token = await dataPrincipals.verifyCode(v.org, { ...contact, code: text(body, 'code', 16) }, request.id);
-      signIn(reply, token.access_token, token.expires_in);
+      const opened = await dataPrincipals.signInRightsCenter(v.org, { ...contact, code: text(body, 'code', 16) }, request.id);
+      if (v.session) await dataPrincipals.endRightsSession(v.org.id, v.session);
+      signIn(reply, opened);
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'incorrect_code') throw err;
       return send(reply, 401, codePage(v.page, { next, contact: typed, minutes: CODE_TTL_SECONDS / 60, error: v.m.wrongCode }));
@@ -245,6 +250,7 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
   });
 
   form('/rights/sign-out', false, async (v, _body, _request, reply) => {
+    if (v.session) await dataPrincipals.endRightsSession(v.org.id, v.session);
     setSession(reply, randomBytes(32).toString('base64url'), SIGNED_OUT_MAX_AGE);
     return reply.redirect(href(v.page, '/rights', { done: 'signed-out' }), 303);
   });

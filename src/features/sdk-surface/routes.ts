@@ -14,7 +14,7 @@ import { errorResponses } from '../../platform/http/schema-kit.js';
 import { checkBody } from '../../platform/http/validation.js';
 import type { CollectionPointService } from '../collection-points/index.js';
 import { RecordConsentBody, type ConsentService, type RecordConsentInput } from '../consents/index.js';
-import { CodeRequestBody, CodeVerifyBody, codeMessage, ContactPerson, type CodeRequestInput, type CodeVerifyInput, type DataPrincipalService } from '../data-principals/index.js';
+import { CodeRequestBody, CodeVerifyBody, codeMessage, Dpo, type CodeRequestInput, type CodeVerifyInput, type DataPrincipalService } from '../data-principals/index.js';
 import { MessageBody, PrincipalGrievanceBody, type GrievanceService, type MessageInput, type PrincipalGrievanceInput } from '../grievances/index.js';
 import { MyNomineeBody, MyNomineeUpdateBody, type MyNomineeInput, type MyNomineeUpdateInput, type NomineeService } from '../nominees/index.js';
 import { actionFromSdk, blankToUndefined, categoryFromSdk, grantedFromSdk, phoneFromSdk, relationshipFromSdk } from './mapping.js';
@@ -231,8 +231,8 @@ export function sdkSurfaceRoutes(app: FastifyInstance, s: SdkSurfaceServices): v
       tags,
       security: bannerSecurity,
       summary: 'The contact person (SDK)',
-      description: 'As `GET /dpo`: any key of the organization (an `sdk` key included) or the person\'s token; 404 when none is configured.',
-      response: { 200: ContactPerson, ...errorResponses(401, 403, 404) },
+      description: 'As `GET /dpo` (the contact person and `grievance_period_days`): any key of the organization (an `sdk` key included) or the person\'s token; 404 when none is configured.',
+      response: { 200: Dpo, ...errorResponses(401, 403, 404) },
     },
     handler: (req) => s.dataPrincipals.contactPerson(tenantOf(req)),
   });

@@ -30,6 +30,14 @@ export interface DeliveryRow {
   created_at: Date;
 }
 
+export interface AttemptRow {
+  attempt: number;
+  attempted_at: Date;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
+}
+
 const ENDPOINT = 'id, url, description, events, enabled, disabled_reason, disabled_at, created_at, updated_at';
 const DELIVERY = `d.id, d.endpoint_id, d.event_id, ev.type as event_type, d.status, d.attempts,
   case when d.status = 'pending' then d.next_attempt_at end as next_attempt_at, d.last_attempt_at,
@@ -129,6 +137,15 @@ export function webhookRepo(tx: TenantTx) {
      */
     async wake(endpointId: string): Promise<void> {
       await tx.query(`update webhook_endpoints set retry_at = null where org_id = $1::uuid and id = $2::uuid and retry_at is not null`, [tx.orgId, endpointId]);
+    },
+
+    /** Every attempt of the delivery, oldest first (the delivery log). */
+    attempts(deliveryId: string): Promise<AttemptRow[]> {
+      return tx.query<AttemptRow>(
+        `select attempt, attempted_at, duration_ms, response_status, error from webhook_attempts
+          where org_id = $1::uuid and delivery_id = $2::uuid order by attempt`,
+        [tx.orgId, deliveryId],
+      );
     },
 
     /** Makes the delivery due now (whatever its status); its attempts so far are kept. */

@@ -8,6 +8,7 @@ import type { WebhookService } from './service.js';
 import {
   CreateWebhookBody,
   DeliveryParams,
+  WebhookAttemptList,
   ListDeliveriesQuery,
   UpdateWebhookBody,
   WebhookDelivery,
@@ -107,6 +108,18 @@ export function webhookRoutes(app: FastifyInstance, service: WebhookService): vo
       response: { 200: WebhookDeliveryList, ...errorResponses(400, 401, 403, 404) },
     },
     handler: (req) => service.deliveries(tenantOf(req), req.params.id, req.query),
+  });
+
+  r.get(`${BASE}/:id/deliveries/:delivery_id/attempts`, {
+    config: { access },
+    schema: {
+      ...common,
+      summary: "A webhook delivery's attempts",
+      description: `The delivery and every attempt made at it, oldest first: when it was sent, how long the receiver took, its HTTP status or why it failed. Attempts are kept as long as the delivery (deleting the endpoint deletes both). ${who}`,
+      params: DeliveryParams,
+      response: { 200: WebhookAttemptList, ...errorResponses(401, 403, 404) },
+    },
+    handler: (req) => service.attempts(tenantOf(req), req.params.id, req.params.delivery_id),
   });
 
   r.post(`${BASE}/:id/deliveries/:delivery_id/retry`, {

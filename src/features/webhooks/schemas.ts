@@ -97,6 +97,25 @@ export const WebhookDelivery = Type.Object(
   { title: 'WebhookDelivery' },
 );
 
+export const WebhookAttempt = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1, description: 'The attempt number (1 is the first); a retry from the API continues the count' }),
+    attempted_at: Timestamp('When the attempt was sent'),
+    duration_ms: Type.Integer({ description: 'From sending to the answer (or the failure), in milliseconds' }),
+    response_status: Nullable(Type.Integer({ description: "The receiver's HTTP status (null: no answer)" })),
+    error: Nullable(Type.String({ description: 'Why the attempt failed (null: delivered)' })),
+  },
+  { title: 'WebhookAttempt' },
+);
+
+export const WebhookAttemptList = Type.Object(
+  {
+    delivery: WebhookDelivery,
+    attempts: Type.Array(WebhookAttempt, { description: 'Every attempt, oldest first' }),
+  },
+  { title: 'WebhookAttemptList' },
+);
+
 export const ListDeliveriesQuery = Type.Object({
   status: Type.Optional(DeliveryStatus),
   ...Paging,

@@ -118,6 +118,18 @@ export function createWebhookService({ db, clock, secrets, policy }: WebhookServ
       });
     },
 
+    /** One delivery with every attempt made at it, oldest first. */
+    async attempts(ctx: TenantContext, id: string, deliveryId: string) {
+      if (!isUuid(id)) throw notFound();
+      if (!isUuid(deliveryId)) throw deliveryNotFound();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const repo = webhookRepo(tx);
+        const [delivery, attempts] = await Promise.all([repo.delivery(id, deliveryId), repo.attempts(deliveryId)]);
+        if (!delivery) throw (await repo.get(id)) ? deliveryNotFound() : notFound();
+        return { delivery, attempts };
+      });
+    },
+
     /** Sends the delivery again (due at once): a disabled endpoint must be enabled first (409). */
     async retry(ctx: TenantContext, id: string, deliveryId: string): Promise<DeliveryRow> {
       if (!isUuid(id)) throw notFound();

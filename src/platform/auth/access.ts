@@ -1,7 +1,9 @@
 // Every route declares who may call it (route config `access`); one onRequest hook enforces it in the
-// contract's order, before parsing and validation: tenant from Host -> credentials present (401) -> valid
-// for this tenant (401, or 403 for a non-member) -> X-Org-Id (where required: 400, told only to a caller
-// whose credentials hold, so it never reveals that an organization exists) -> scope or role (403).
+// contract's order (§2), before parsing and validation: tenant from Host -> X-Org-Id where the route
+// requires it (the history: 400, on a known organization's host only, so an unknown host never answers
+// 400) -> credentials present (401) -> valid for this tenant (401, or 403 for a non-member) -> scope or
+// role (403). On the bare host X-Org-Id, when sent, is checked once the credential has selected the
+// organization.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, AuthErrors } from '../http/errors.js';
 import type { ApiKeyVerifier, Scope, VerifiedKey } from './api-key-verifier.js';
@@ -172,9 +174,7 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     const bare = address.kind === 'bare';
     const hostOrg: Organization | null = address.kind === 'organization' && address.slug ? await deps.organizations.bySlug(address.slug) : null;
 
-    // An unknown host is remembered and answered below exactly like a wrong key, never with a 400. A
-    // wrong X-Org-Id is told only to a caller whose credentials hold for this organization: to anyone
-    // else a real organization's host answers like an unknown one (issue 21).
+    // An unknown host is remembered and answered below exactly like a wrong key, never with a 400.
     const orgHeader = headerValue(request, 'x-org-id');
     const checkOrgHeader = (org: Organization) => {
       // On an organization's host only the history needs it; on the bare host, when sent, it must name
@@ -185,6 +185,11 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
       if (bare) throw new AppError('org_header_unresolved', "X-Org-Id could not be resolved: it does not name the organization of this credential (a key or a data principal's token selects its own)");
       throw new AppError('org_header_unresolved', 'X-Org-Id could not be resolved: it does not name the organization of this host');
     };
+    // Contract §2: on an organization's host the history's X-Org-Id comes before the credentials, so a
+    // missing or foreign one is a 400 with no, bad or good credentials alike (issue 30; issue 21 had moved
+    // it after them). What this tells an unauthenticated caller, that the host names an organization, its
+    // consent page and Rights Center tell anyone already (docs/api.md, "Consent link history").
+    if (access.orgHeader && hostOrg) checkOrgHeader(hostOrg);
     const setTenant = (org: Organization, actor: Actor) => {
       request.tenant = { orgId: org.id, slug: org.slug, orgName: org.name, actor, requestId: request.id };
     };

@@ -39,3 +39,19 @@ export function newDpToken(): { token: string; hash: string } {
 export function looksLikeDpToken(value: string): boolean {
   return DP_TOKEN_PATTERN.test(value);
 }
+
+/**
+ * A Rights Center browser session (issue 35): `drs_` and 43 base62 characters (about 256 bits), in the
+ * page's cookie only, stored only as its SHA-256. Not a dpt_ token: the API never accepts it.
+ */
+export const RIGHTS_SESSION_PREFIX = 'drs_';
+const RIGHTS_SESSION_PATTERN = /^drs_[0-9A-Za-z]{43}$/;
+
+export function newRightsSession(): { session: string; hash: string } {
+  const session = RIGHTS_SESSION_PREFIX + randomCode(BASE62, 43);
+  return { session, hash: sha256Hex(session) };
+}
+
+export function looksLikeRightsSession(value: string): boolean {
+  return RIGHTS_SESSION_PATTERN.test(value);
+}

@@ -1,7 +1,7 @@
 // Applies the numbered, forward-only SQL files in src/db/migrations that the store has not seen yet.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { TenantRoleError, tenantRoleProblem } from './tenant-role.js';
+import { TenantRoleError, tenantRoleProblem, type TenantRoleAdvice } from './tenant-role.js';
 import type { Database } from './types.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../db/migrations/', import.meta.url));
@@ -25,6 +25,8 @@ export interface MigrateOptions {
    * running migrate again after the grant passes.
    */
   checkTenantRole?: boolean;
+  /** What the refusal names: the setting that gave the connection and the command to run again (default DATABASE_URL, assent migrate). */
+  advice?: TenantRoleAdvice;
 }
 
 export async function migrate(db: Database, options: MigrateOptions = {}): Promise<MigrationResult> {
@@ -35,13 +37,13 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
     // A migration refused for want of a privilege: when the tenant role is the reason (it cannot be
     // created), say what to run rather than PostgreSQL's sentence.
     if ((e as { code?: unknown }).code === '42501') {
-      const problem = await tenantRoleProblem(db).catch(() => null);
+      const problem = await tenantRoleProblem(db, options.advice).catch(() => null);
       if (problem) throw new TenantRoleError(problem);
     }
     throw e;
   }
   if (options.checkTenantRole ?? true) {
-    const problem = await tenantRoleProblem(db);
+    const problem = await tenantRoleProblem(db, options.advice);
     if (problem) throw new TenantRoleError(problem);
   }
   return result;

@@ -13,11 +13,22 @@ function quoteIdent(name: string): string {
 }
 
 /**
+ * How the user gave the connection and what to run after the grant, for the sentence: DATABASE_URL and
+ * `assent migrate` by default; `assent store copy` names its --to and itself.
+ */
+export interface TenantRoleAdvice {
+  setting: string;
+  rerun: string;
+}
+
+const DEFAULT_ADVICE: TenantRoleAdvice = { setting: 'DATABASE_URL', rerun: 'assent migrate' };
+
+/**
  * null when the connecting role can take the tenant role (tried, in a transaction of its own); else a
  * sentence naming the role and the SQL an administrator must run. Errors other than a refused role
  * switch (the database unreachable) are thrown.
  */
-export async function tenantRoleProblem(db: Database): Promise<string | null> {
+export async function tenantRoleProblem(db: Database, advice: TenantRoleAdvice = DEFAULT_ADVICE): Promise<string | null> {
   try {
     await db.system.transaction((tx) => tx.query(`set local role ${TENANT_ROLE}`));
     return null;
@@ -38,7 +49,7 @@ export async function tenantRoleProblem(db: Database): Promise<string | null> {
     ? `the role exists but was not granted to "${user}"`
     : `it does not exist and "${user}" may not create roles`;
   return (
-    `The database role "${user}" (DATABASE_URL) cannot take the tenant role ${TENANT_ROLE} that row-level security needs: ${why}. ` +
-    `As a database administrator, run: ${sql} Then run "assent migrate" again.`
+    `The database role "${user}" (${advice.setting}) cannot take the tenant role ${TENANT_ROLE} that row-level security needs: ${why}. ` +
+    `As a database administrator, run: ${sql} Then run "${advice.rerun}" again.`
   );
 }

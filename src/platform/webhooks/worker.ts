@@ -83,7 +83,27 @@ interface Outcome {
   ok: boolean;
   status: number | null;
   error: string | null;
+  /** When the attempt was sent, and how long until its answer (or failure). */
+  startedAt?: Date;
+  durationMs?: number;
 }
+
+/**
+ * The attempt's row in webhook_attempts (the delivery log keeps every attempt), as a CTE of the statement
+ * that records it on the delivery: `$1` org, `$2` delivery, `$status` and `$error` as that statement
+ * has them, then four parameters from `$first` on: attempt number, endpoint, start, duration.
+ */
+// The attempt is logged for the delivery row the statement's UPDATE changed (`changed`, its RETURNING):
+// that UPDATE holds the row, so a DELETE of the endpoint (and its deliveries) cannot remove it before the
+// log's foreign key is checked; a delivery deleted while its attempt was in flight updates nothing and
+// logs nothing. (Logged beside the UPDATE without it, the insert failed with 23503 and the worker's
+// record with it: found by the concurrent fuzzer, issue 34.)
+const logAttempt = (status: number, error: number, first: number): string =>
+  `log as (
+    insert into webhook_attempts (org_id, delivery_id, attempt, endpoint_id, attempted_at, duration_ms, response_status, error)
+    select changed.org_id, changed.id, $${first}::int, $${first + 1}::uuid, $${first + 2}::timestamptz, $${first + 3}::int, $${status}::int, $${error}::text
+      from changed
+    on conflict do nothing)`;
 
 export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
   const { db, clock, secrets, policy, log } = deps;
@@ -187,6 +207,8 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     let outcome: Outcome;
     const abort = new AbortController();
     aborts.add(abort);
+    const startedAt = clock.now();
+    const started = performance.now();
     try {
       // The signature's timestamp is the attempt's time (the library signs id.timestamp.body).
       const timestamp = clock.now();
@@ -198,22 +220,27 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     } finally {
       aborts.delete(abort);
     }
-    return record(d, outcome);
+    return record(d, { ...outcome, startedAt, durationMs: Math.round(performance.now() - started) });
   }
 
   async function record(d: Claimed, o: Outcome): Promise<'delivered' | 'retrying' | 'failed'> {
     const now = clock.now();
     const error = o.error?.slice(0, 500) ?? null;
+    // The attempt's number, endpoint, start and duration (logAttempt).
+    const logged = [d.attempts, d.endpoint_id, o.startedAt ?? now, o.durationMs ?? 0];
     if (o.ok) {
       await db.system.query(
-        `with endpoint as (
+        `with changed as (
+           update webhook_deliveries set status = 'delivered', delivered_at = $3::timestamptz, in_flight_until = null,
+                  last_response_status = $4::int, last_error = $5::text
+            where org_id = $1::uuid and id = $2::uuid
+            returning org_id, id
+         ), ${logAttempt(4, 5, 6)}, endpoint as (
            update webhook_endpoints set failures = 0, failing_since = null, retry_at = null
-            where org_id = $1::uuid and id = $5::uuid and (failures > 0 or retry_at is not null)
+            where org_id = $1::uuid and id = $7::uuid and (failures > 0 or retry_at is not null)
          )
-         update webhook_deliveries set status = 'delivered', delivered_at = $3::timestamptz, in_flight_until = null,
-                last_response_status = $4::int, last_error = null
-          where org_id = $1::uuid and id = $2::uuid`,
-        [d.org_id, d.id, now, o.status, d.endpoint_id],
+         select count(*) from changed`,
+        [d.org_id, d.id, now, o.status, null, ...logged],
       );
       return 'delivered';
     }
@@ -229,14 +256,18 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     );
     if (next.getTime() <= new Date(d.created_at).getTime() + RETRY_WINDOW_MS) {
       await db.system.query(
-        `update webhook_deliveries set next_attempt_at = $3::timestamptz, in_flight_until = null, last_response_status = $4::int, last_error = $5::text
-          where org_id = $1::uuid and id = $2::uuid`,
-        [d.org_id, d.id, next, o.status, error],
+        `with changed as (
+           update webhook_deliveries set next_attempt_at = $3::timestamptz, in_flight_until = null, last_response_status = $4::int, last_error = $5::text
+            where org_id = $1::uuid and id = $2::uuid
+            returning org_id, id
+         ), ${logAttempt(4, 5, 6)}
+         select count(*) from changed`,
+        [d.org_id, d.id, next, o.status, error, ...logged],
       );
       if (endpoint && now.getTime() - new Date(endpoint.failing_since).getTime() >= RETRY_WINDOW_MS) await disableFailing(d, error ?? 'failed', now);
       return 'retrying';
     }
-    await giveUp(d, o.status, error ?? 'failed', now);
+    await giveUp(d, o.status, error ?? 'failed', now, logged);
     return 'failed';
   }
 
@@ -256,12 +287,16 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
 
   // The delivery fails; the endpoint is disabled (and its owners emailed) when it has delivered nothing
   // since this delivery's event: 3 days of failures. One transaction, so the email goes with the change.
-  async function giveUp(d: Claimed, status: number | null, error: string, now: Date): Promise<void> {
+  async function giveUp(d: Claimed, status: number | null, error: string, now: Date, logged: unknown[]): Promise<void> {
     await db.system.transaction(async (tx) => {
       await tx.query(
-        `update webhook_deliveries set status = 'failed', in_flight_until = null, last_response_status = $3::int, last_error = $4::text
-          where org_id = $1::uuid and id = $2::uuid`,
-        [d.org_id, d.id, status, error],
+        `with changed as (
+           update webhook_deliveries set status = 'failed', in_flight_until = null, last_response_status = $3::int, last_error = $4::text
+            where org_id = $1::uuid and id = $2::uuid
+            returning org_id, id
+         ), ${logAttempt(3, 4, 5)}
+         select count(*) from changed`,
+        [d.org_id, d.id, status, error, ...logged],
       );
       const disabled = await tx.query<{ url: string }>(
         `update webhook_endpoints e set enabled = false, disabled_at = $3::timestamptz, updated_at = $3::timestamptz,

@@ -47,3 +47,4 @@ export type WebhookEndpointWithSecret = Ok<'/api/v1/webhooks', 'post'>;
 export type WebhookDeliveryList = Ok<'/api/v1/webhooks/{id}/deliveries', 'get'>;
 export type WebhookDelivery = WebhookDeliveryList['data'][number];
 export type WebhookEventType = WebhookEndpoint['events'][number];
+export type WebhookAttempt = Ok<'/api/v1/webhooks/{id}/deliveries/{delivery_id}/attempts', 'get'>['attempts'][number];

@@ -5,6 +5,7 @@ import { Link, useLocation } from 'wouter';
 import { signOut } from '../api/session';
 import { canChange, useSession } from '../api/use-session';
 import { label, useMessages } from '../i18n';
+import { useContactPersonMissing } from '../lib/contact-person';
 import { PAGES } from '../routes';
 
 export function Layout({ children }: { children: ReactNode }) {
@@ -15,6 +16,7 @@ export function Layout({ children }: { children: ReactNode }) {
   const [menuOpenOn, setMenuOpenOn] = useState<string | null>(null);
   const menuOpen = menuOpenOn === location;
   const manager = canChange(session);
+  const noContactPerson = useContactPersonMissing();
   // After following a link, focus moves to the new page's content, as a full page load would do for a
   // screen reader or keyboard user (not on the first load: the browser starts at the top).
   const main = useRef<HTMLElement>(null);
@@ -34,6 +36,7 @@ export function Layout({ children }: { children: ReactNode }) {
   const settings: { href: string; text: string; show: boolean }[] = [
     { href: PAGES.apiKeys, text: m.nav.apiKeys, show: manager },
     { href: PAGES.webhooks, text: m.nav.webhooks, show: manager },
+    { href: PAGES.contactPerson, text: m.nav.contactPerson, show: manager },
     { href: PAGES.rightsCenter, text: m.nav.rightsCenter, show: manager },
     { href: PAGES.members, text: m.nav.members, show: manager },
     { href: PAGES.auditLog, text: m.nav.auditLog, show: manager },
@@ -75,6 +78,13 @@ export function Layout({ children }: { children: ReactNode }) {
       </nav>
       <main id="main" tabIndex={-1} ref={main}>
         {session.role === 'member' ? <p className="readonly">{m.app.readOnly}</p> : null}
+        {noContactPerson ? (
+          <div className="notice notice-warning" data-testid="no-contact-person">
+            <p>
+              {m.app.noContactPerson} {manager ? <Link href={PAGES.contactPerson}>{m.app.setContactPerson}</Link> : null}
+            </p>
+          </div>
+        ) : null}
         {children}
       </main>
     </div>

@@ -58,6 +58,10 @@ beforeEach(() => {
     }
     if (req.method === 'POST' && path === `${base}/${endpoint.id}/test`) return json(202, { ...delivery, status: 'pending', attempts: 0 });
     if (req.method === 'GET' && path === `${base}/${endpoint.id}/deliveries`) return json(200, { data: [delivery], count: 1, limit: 50, offset: 0 });
+    if (req.method === 'GET' && path === `${base}/${endpoint.id}/deliveries/${delivery.id}/attempts`) {
+      const attempt = (n: number, status: number | null, error: string | null) => ({ attempt: n, attempted_at: at, duration_ms: 12 * n, response_status: status, error });
+      return json(200, { delivery, attempts: [attempt(1, null, 'request failed: ECONNREFUSED'), attempt(2, 500, 'answered 500'), attempt(3, 500, 'answered 500')] });
+    }
     if (req.method === 'POST' && path === `${base}/${endpoint.id}/deliveries/${delivery.id}/retry`) return json(202, { ...delivery, status: 'pending' });
     if (req.method === 'POST' && path === `${base}/${endpoint.id}/rotate-secret`) return json(200, { ...endpoint, secret: 'whsec_second' });
     return json(404, { error: 'not stubbed', code: 'route_not_found' });
@@ -83,6 +87,14 @@ describe('Webhooks page', () => {
     await user.click(within(row).getByRole('button', { name: 'Send test event' }));
     expect(await screen.findByText('A test event was queued; it appears in the deliveries below.')).toBeTruthy();
     expect(await screen.findByText('answered 500')).toBeTruthy();
+    // Every attempt of a delivery, not only the last.
+    await user.click(screen.getByRole('button', { name: /^Attempts\s*webhook\.test$/ }));
+    const log = await screen.findByRole('table', { name: /^Attempts of the webhook\.test delivery of / });
+    const rows = within(log).getAllByRole('row').slice(1);
+    expect(rows.map((r) => within(r).getAllByRole('cell').map((c) => c.textContent)[0])).toEqual(['1', '2', '3']);
+    expect(within(rows[0]!).getByText('No answer')).toBeTruthy();
+    expect(within(rows[0]!).getByText('request failed: ECONNREFUSED')).toBeTruthy();
+    expect(within(rows[2]!).getByText('36 ms')).toBeTruthy();
     await user.click(screen.getByRole('button', { name: /^Retry\s*webhook\.test$/ }));
     expect(await screen.findByText('The delivery will be sent again shortly.')).toBeTruthy();
     expect(calls.some((c) => c.method === 'POST' && c.path.endsWith(`/deliveries/${delivery.id}/retry`))).toBe(true);

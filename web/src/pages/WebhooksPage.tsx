@@ -1,11 +1,12 @@
 // Settings, Webhooks: add an endpoint (URL, events; the signing secret is shown once), list them, turn a
-// disabled one back on, rotate its secret, send a test event, see its deliveries and retry one, delete.
+// disabled one back on, rotate its secret, send a test event, see its deliveries, every attempt of one,
+// and retry one, delete.
 import { useState } from 'react';
 import { api, call } from '../api/client';
 import { ApiError } from '../api/errors';
 import { webhookEventTypes } from '../../../clients/typescript/src/index';
 import { useSession } from '../api/use-session';
-import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../api/types';
+import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../api/types';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { Field, FormError } from '../components/fields';
@@ -170,6 +171,7 @@ function Deliveries({ endpointId, onNotice }: { endpointId: string; onNotice: (n
       onNotice({ kind: 'error', text: (e as ApiError).message });
     }
   };
+  const [shown, setShown] = useState<WebhookDelivery | null>(null);
   const columns: Column<WebhookDelivery>[] = [
     { key: 'event', header: m.webhooks.event, render: (d) => d.event_type },
     { key: 'created', nowrap: true, header: m.common.created, render: (d) => formatDateTime(d.created_at) },
@@ -180,10 +182,16 @@ function Deliveries({ endpointId, onNotice }: { endpointId: string; onNotice: (n
       key: 'actions',
       header: m.common.actions,
       render: (d) => (
-        <button type="button" className="button secondary" onClick={() => void retry(d)}>
-          {m.webhooks.retry}
-          <span className="sr-only"> {d.event_type}</span>
-        </button>
+        <>
+          <button type="button" className="button secondary" aria-expanded={shown?.id === d.id} onClick={() => setShown(shown?.id === d.id ? null : d)}>
+            {m.webhooks.showAttempts}
+            <span className="sr-only"> {d.event_type}</span>
+          </button>{' '}
+          <button type="button" className="button secondary" onClick={() => void retry(d)}>
+            {m.webhooks.retry}
+            <span className="sr-only"> {d.event_type}</span>
+          </button>
+        </>
       ),
     },
   ];
@@ -193,7 +201,33 @@ function Deliveries({ endpointId, onNotice }: { endpointId: string; onNotice: (n
       <DataState loaded={list} isEmpty={(d) => d.data.length === 0} empty={m.webhooks.noDeliveries}>
         {(d) => <Table caption={m.webhooks.deliveries} columns={columns} rows={d.data} rowKey={(x) => x.id} />}
       </DataState>
+      {shown && <Attempts endpointId={endpointId} delivery={shown} />}
     </div>
+  );
+}
+
+/** Every attempt made at one delivery (the delivery log), oldest first. */
+function Attempts({ endpointId, delivery }: { endpointId: string; delivery: WebhookDelivery }) {
+  const m = useMessages();
+  const log = useApi(
+    () => call(api.GET('/api/v1/webhooks/{id}/deliveries/{delivery_id}/attempts', { params: { path: { id: endpointId, delivery_id: delivery.id } } })),
+    [endpointId, delivery.id],
+  );
+  const caption = m.webhooks.attemptsOf(delivery.event_type, formatDateTime(delivery.created_at));
+  const columns: Column<WebhookAttempt>[] = [
+    { key: 'attempt', header: m.webhooks.attempt, render: (a) => String(a.attempt) },
+    { key: 'sent', nowrap: true, header: m.webhooks.sentAt, render: (a) => formatDateTime(a.attempted_at) },
+    { key: 'took', nowrap: true, header: m.webhooks.duration, render: (a) => `${a.duration_ms} ms` },
+    { key: 'answer', header: m.webhooks.answer, render: (a) => (a.response_status === null ? m.webhooks.noAnswer : String(a.response_status)) },
+    { key: 'error', header: m.webhooks.why, render: (a) => a.error ?? '' },
+  ];
+  return (
+    <section aria-label={caption}>
+      <h3>{caption}</h3>
+      <DataState loaded={log} isEmpty={(d) => d.attempts.length === 0} empty={m.webhooks.noAttempts}>
+        {(d) => <Table caption={caption} columns={columns} rows={d.attempts} rowKey={(x) => String(x.attempt)} />}
+      </DataState>
+    </section>
   );
 }
 

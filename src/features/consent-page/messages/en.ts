@@ -52,6 +52,13 @@ export const en = {
   errorTitle: 'Something went wrong',
   errorBody: 'Please try again in a moment.',
   codeSms: (org: string, code: string, minutes: number) => `${code} is your code for ${org}. It is valid for ${minutes} minutes. Do not share it with anyone.`,
+  // Contact person (DPDP Rule 9), in the footer of every page
+  contactHeading: 'Who to contact',
+  contactNone: (org: string) => `${org} has not named a contact person yet. You can reach them through their Rights Center.`,
+  contactEmail: 'Email',
+  contactPhone: 'Phone',
+  workingHours: 'Working hours',
+  responseTime: 'Response time',
   dateLocale: 'en-IN',
 };
 

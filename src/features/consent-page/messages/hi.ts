@@ -54,5 +54,11 @@ export const hi: Messages = {
   errorTitle: 'कुछ गलत हो गया',
   errorBody: 'कृपया थोड़ी देर बाद फिर से प्रयास करें।',
   codeSms: (org, code, minutes) => `${org} के लिए आपका कोड ${code} है। यह ${minutes} मिनट तक मान्य है। इसे किसी के साथ साझा न करें।`,
+  contactHeading: 'किससे संपर्क करें',
+  contactNone: (org) => `${org} ने अभी तक किसी संपर्क व्यक्ति का नाम नहीं दिया है। आप उनके अधिकार केंद्र के ज़रिए उनसे संपर्क कर सकते हैं।`,
+  contactEmail: 'ईमेल',
+  contactPhone: 'फ़ोन',
+  workingHours: 'कार्य समय',
+  responseTime: 'उत्तर का समय',
   dateLocale: 'hi-IN',
 };
