@@ -115,7 +115,7 @@ async function main() {
     const port = await freePort();
     const server = spawn('/usr/bin/time', ['-v', process.execPath, '--v8-pool-size=1', 'bin/assent.mjs', 'serve'], {
       cwd: ROOT,
-      env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+      env: { ...env, PORT: String(port), HOST: '127.0.0.1', MESSAGE_PROVIDER: 'log' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let serverStderr = '';

@@ -254,6 +254,8 @@ async function startServer(kind: ServerKind, store: StoreTarget, pinning: Pinnin
   else env.DATA_DIR = store.dataDir!;
   // Seals the organizations' receipt signing keys (a server on PostgreSQL refuses to start without one).
   env.ASSENT_SECRET_KEY = BENCH_SECRET_KEY;
+  // Nothing is sent from a benchmark: the log provider, said explicitly (PostgreSQL refuses the default).
+  env.MESSAGE_PROVIDER = 'log';
   const logPath = join(workDir, `${store.kind}-${kind}-${Date.now()}.log`);
   const out = createWriteStream(logPath);
   const proc = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

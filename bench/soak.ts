@@ -119,6 +119,8 @@ async function soakStore(kind: 'pglite' | 'postgres', options: Required<Pick<Soa
       RATE_LIMIT_PER_ADDRESS: '1000000000',
       // Seals the receipt signing keys (a server on PostgreSQL refuses to start without one).
       ASSENT_SECRET_KEY: BENCH_SECRET_KEY,
+      // Nothing is sent from a benchmark: said explicitly (a server on PostgreSQL refuses the default).
+      MESSAGE_PROVIDER: 'log',
     });
     const log = createWriteStream(join(work, 'server.log'));
     // As npm start runs it.

@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Database } from './platform/db/types.js';
 import { systemClock, type Clock } from './platform/clock.js';
-import { frameworkErrorHandler, installErrorHandling } from './platform/http/error-handler.js';
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './platform/http/error-handler.js';
 import { installValidation } from './platform/http/validation.js';
 import { installRequestId, requestIdFrom } from './platform/http/request-id.js';
 import { installOpenApi } from './platform/http/openapi.js';
@@ -120,6 +120,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Ids are up to 255 characters (contract §4): room for all of them percent-encoded (up to 12 bytes each).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
+    // Node's parser's refusals (431, a malformed request: 400, 408): the contract's body and headers, Connection: close.
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
   });
 

@@ -34,6 +34,8 @@ export interface Config {
   readonly pgliteSharedBuffers: string;
   /** How queued SMS and email messages leave: `log` (server log, local use) or `http` (webhooks). */
   readonly messageProvider: 'log' | 'http';
+  /** MESSAGE_PROVIDER was set (not the default): \`assent serve\` on PostgreSQL takes \`log\` only when asked for. */
+  readonly messageProviderExplicit: boolean;
   readonly smsWebhookUrl: URL | null;
   readonly emailWebhookUrl: URL | null;
   /** METRICS_PORT: Prometheus metrics at GET /metrics on this port; null (the default) serves none. */
@@ -164,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rls: rlsSetting === 'on',
     pgliteSharedBuffers,
     messageProvider,
+    messageProviderExplicit: Boolean(env.MESSAGE_PROVIDER),
     smsWebhookUrl,
     emailWebhookUrl,
     metricsPort,

@@ -14,9 +14,13 @@ import { MissingSecretKeyError, resolveSecretKey } from './platform/crypto/secre
 import { sealedKeyProblem } from './platform/crypto/secret-rotation.js';
 import { listenControl, type ControlServer } from './cli/control-socket.js';
 import { assertPortFree } from './platform/http/port-check.js';
+import { messageProviderProblem } from './platform/messaging/index.js';
 
 export async function serve(config: Config): Promise<void> {
-  // Before the store is opened: on the embedded store opening creates DATA_DIR, migrates it and (below) a secret key.
+  // Before the store is opened (nothing to undo): on the embedded store opening creates DATA_DIR,
+  // migrates it and (below) a secret key.
+  const messages = messageProviderProblem(config);
+  if (messages) throw new ConfigError(messages);
   await assertPortFree(config.port, config.host);
   tuneHeap(config);
   const store = await openStore(config, 'server');

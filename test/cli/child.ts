@@ -19,7 +19,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Everything loadConfig reads: a child sees only the values a test sets, never the parent's. */
 const CONFIG_VARS = [
   'PORT', 'HOST', 'BASE_DOMAIN', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'TRUST_PROXY', 'LOG_LEVEL',
-  'DEFAULT_COUNTRY_CODE', 'ASSENT_RLS', 'ASSENT_SECRET_KEY', 'ASSENT_NEW_SECRET_KEY',
+  'DEFAULT_COUNTRY_CODE', 'ASSENT_RLS', 'ASSENT_SECRET_KEY', 'ASSENT_NEW_SECRET_KEY', 'MESSAGE_PROVIDER',
 ];
 
 /** The children's ASSENT_SECRET_KEY unless a test sets its own (a server on PostgreSQL refuses to start without one). */
@@ -75,8 +75,9 @@ export async function createCliStore(options: { empty?: boolean } = {}): Promise
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of CONFIG_VARS) delete env[name];
-  // Rate limits high enough never to be met by a test's requests from one address.
-  return { ...env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ADDRESS: '1000000', ASSENT_SECRET_KEY: CHILD_SECRET_KEY, ...extra };
+  // Rate limits high enough never to be met by a test's requests from one address. MESSAGE_PROVIDER=log
+  // said explicitly: a server on PostgreSQL refuses the default (the tests read the codes from the log).
+  return { ...env, LOG_LEVEL: 'silent', RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ADDRESS: '1000000', ASSENT_SECRET_KEY: CHILD_SECRET_KEY, MESSAGE_PROVIDER: 'log', ...extra };
 }
 
 export function uniqueSlug(): string {

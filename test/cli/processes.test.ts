@@ -131,11 +131,53 @@ describe.runIf(storeKind() === 'postgres')('two server processes on one PostgreS
       if (Date.now() > deadline) throw new Error('the servers did not listen again within 15 s');
       await new Promise((r) => setTimeout(r, 200));
     }
-    expect(b.logs.map((l) => l.msg)).toContain('auth change notifications: listening again after a lost connection; caches cleared');
+    expect(b.logs.map((l) => l.msg)).toContain('auth change notifications: listening again after a lost connection; caches cleared and trusted again');
     expect((await listOn(b)).status).toBe(200);
     const revoked = await request(a.port, { method: 'DELETE', path: `/api/v1/api-keys/${t.keyId}`, host: on(a, t.slug), key: t.key });
     expect(revoked.status, revoked.body).toBe(200);
     await refusedWithin100ms(() => listOn(b), 401);
+  });
+
+  test('while its listening connection is down, a process trusts no cached key: one revoked right after the cut is refused at once (issue 34)', async () => {
+    const t = await tenant();
+    const listOn = (server: ServerProcess) =>
+      request(server.port, { method: 'GET', path: '/grievance/user/u1', host: on(server, t.slug), key: t.key });
+    // B has the key in its cache (valid for 10 s).
+    expect((await listOn(b)).status).toBe(200);
+    expect((await listOn(b)).status).toBe(200);
+    const listeners = () =>
+      store.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'assent-listen' and datname = current_database()");
+    const before = await listeners();
+    expect(before).toHaveLength(2);
+    // The cut, then the revocation at once: its notification reaches nobody on B until B listens again
+    // (about a second later: the retry). Before the fix B answered from its cache all that time.
+    await store.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and datname = current_database()', ['assent-listen']);
+    const revoked = await request(a.port, { method: 'DELETE', path: `/api/v1/api-keys/${t.keyId}`, host: on(a, t.slug), key: t.key });
+    expect(revoked.status, revoked.body).toBe(200);
+    const revokedAt = performance.now();
+    let accepted = 0;
+    let lastAcceptedMs = 0;
+    let refusedAfterMs: number | null = null;
+    // Every answer of B for 1.5 s after the revocation (past B's reconnection): how many still took the key.
+    while (performance.now() - revokedAt < 1500) {
+      const res = await listOn(b);
+      const at = performance.now() - revokedAt;
+      if (res.status === 200) {
+        accepted += 1;
+        lastAcceptedMs = at;
+      } else {
+        expect(res.status, res.body).toBe(401);
+        refusedAfterMs ??= at;
+      }
+    }
+    console.log(`listening connection cut, key revoked: B accepted it ${accepted} times, the last ${lastAcceptedMs.toFixed(1)} ms after the revocation; first refusal after ${refusedAfterMs?.toFixed(1)} ms`);
+    expect(accepted).toBe(0);
+    expect(b.logs.map((l) => l.msg)).toContain('auth change notifications: connection lost; keys, tokens and roles are read from the database until it is back');
+    const deadline = Date.now() + 15_000;
+    while ((await listeners()).filter((l) => !before.some((x) => x.pid === l.pid)).length < 2) {
+      if (Date.now() > deadline) throw new Error('the servers did not listen again within 15 s');
+      await new Promise((r) => setTimeout(r, 200));
+    }
   });
 
   test('a session ended on one process (logout) is refused by the other within 100 ms', async () => {

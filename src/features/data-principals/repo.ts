@@ -103,11 +103,17 @@ export function tokenRepo(tx: TenantTx) {
     /** Records the data principal if new, then stores the token's hash: one statement; answers their internal id. */
     async insert(t: { dpId: string; newPrincipalId: string; tokenHash: string; source: 'minted' | 'code'; at: Date; expiresAt: Date }): Promise<string> {
       const rows = await tx.query<{ data_principal_id: string }>(
-        `with new_dp as (
-           insert into data_principals (org_id, id, dp_id, created_at) values ($1::uuid, $2::uuid, $3::text, $4::timestamptz)
-           on conflict (org_id, dp_id) do nothing returning id
+        `with known as (
+           select id from data_principals where org_id = $1::uuid and dp_id = $3::text
+         ), new_dp as (
+           -- A request that meets the same new person at once inserted them after this statement's snapshot:
+           -- the conflict waits for it and the no-op update returns its row (do nothing would return none,
+           -- and the snapshot cannot see it). Issue 34.
+           insert into data_principals as p (org_id, id, dp_id, created_at)
+           select $1::uuid, $2::uuid, $3::text, $4::timestamptz where not exists (select 1 from known)
+           on conflict (org_id, dp_id) do update set dp_id = p.dp_id returning id
          ), dp as (
-           select id from new_dp union all select id from data_principals where org_id = $1::uuid and dp_id = $3::text
+           select id from known union all select id from new_dp
          ), directory as (
            -- Which organization the token belongs to, for the bare base host (migration 0017).
            insert into dp_token_orgs (token_hash, org_id, expires_at) values ($5::text, $1::uuid, $7::timestamptz)

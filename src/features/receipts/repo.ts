@@ -74,15 +74,19 @@ export function signingKeyRepo(tx: TenantTx) {
     /** Adds a first key unless one appeared meanwhile; returns the current key either way. */
     async addFirst(key: NewSigningKey, at: Date): Promise<{ kid: string; private_key_enc: string }> {
       const rows = await tx.query<{ kid: string; private_key_enc: string }>(
-        `with added as (
-           insert into signing_keys (org_id, kid, public_jwk, private_key_enc, created_at)
-           values ($1::uuid, $2::text, $3::text::jsonb, $4::text, $5::timestamptz)
-           on conflict (org_id) where retired_at is null do nothing
+        // A key added by a concurrent first use is past this statement's snapshot: the conflict waits for
+        // it and the no-op update returns it (do nothing then a select answered no row: issue 34).
+        `with current_key as (
+           select kid, private_key_enc from signing_keys where org_id = $1::uuid and retired_at is null
+         ), added as (
+           insert into signing_keys as k (org_id, kid, public_jwk, private_key_enc, created_at)
+           select $1::uuid, $2::text, $3::text::jsonb, $4::text, $5::timestamptz where not exists (select 1 from current_key)
+           on conflict (org_id) where retired_at is null do update set retired_at = k.retired_at
            returning kid, private_key_enc
          )
-         select kid, private_key_enc from added
+         select kid, private_key_enc from current_key
          union all
-         select kid, private_key_enc from signing_keys where org_id = $1::uuid and retired_at is null and not exists (select 1 from added)`,
+         select kid, private_key_enc from added`,
         [tx.orgId, key.kid, JSON.stringify(key.public_jwk), key.private_key_enc, at],
       );
       return rows[0]!;

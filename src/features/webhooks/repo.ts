@@ -60,8 +60,15 @@ export function webhookRepo(tx: TenantTx) {
       return tx.query<EndpointRow>(`select ${ENDPOINT} from webhook_endpoints where org_id = $1::uuid order by created_at, id`, [tx.orgId]);
     },
 
-    async get(id: string): Promise<EndpointRow | null> {
-      const [row] = await tx.query<EndpointRow>(`select ${ENDPOINT} from webhook_endpoints where org_id = $1::uuid and id = $2::uuid`, [tx.orgId, id]);
+    /**
+     * `lock`: holds the row until the transaction ends (FOR KEY SHARE: a concurrent DELETE waits, and one
+     * that committed first leaves no row), so a delivery inserted for it after cannot lose its endpoint.
+     */
+    async get(id: string, opts: { lock?: boolean } = {}): Promise<EndpointRow | null> {
+      const [row] = await tx.query<EndpointRow>(
+        `select ${ENDPOINT} from webhook_endpoints where org_id = $1::uuid and id = $2::uuid${opts.lock ? ' for key share' : ''}`,
+        [tx.orgId, id],
+      );
       return row ?? null;
     },
 
@@ -75,6 +82,10 @@ export function webhookRepo(tx: TenantTx) {
            enabled = coalesce($7::boolean, enabled),
            disabled_reason = case when $7::boolean is null then disabled_reason when $7::boolean then null else 'Disabled through the API' end,
            disabled_at = case when $7::boolean is null or enabled = $7::boolean then disabled_at when $7::boolean then null else $8::timestamptz end,
+           -- Enabled again: its back-off starts afresh (the worker's failure count, migration 0031).
+           failures = case when $7::boolean then 0 else failures end,
+           failing_since = case when $7::boolean then null else failing_since end,
+           retry_at = case when $7::boolean then null else retry_at end,
            updated_at = $8::timestamptz
          where org_id = $1::uuid and id = $2::uuid
          returning ${ENDPOINT}`,
@@ -118,6 +129,14 @@ export function webhookRepo(tx: TenantTx) {
         [tx.orgId, endpointId, deliveryId],
       );
       return row ?? null;
+    },
+
+    /**
+     * Lets the worker try the endpoint at once despite its back-off (a test event, a manual retry: someone
+     * is waiting for the answer); one more failure backs it off again, longer.
+     */
+    async wake(endpointId: string): Promise<void> {
+      await tx.query(`update webhook_endpoints set retry_at = null where org_id = $1::uuid and id = $2::uuid and retry_at is not null`, [tx.orgId, endpointId]);
     },
 
     /** Every attempt of the delivery, oldest first (the delivery log). */

@@ -22,6 +22,12 @@ export interface ApiKeyVerifier {
   invalidate(keyId: string): void;
   /** Forgets every cached key (notifications may have been missed). */
   clear(): void;
+  /**
+   * false: forgets every cached key and asks the database on every request until set true again (the
+   * notifications that would drop a revoked key are not arriving); true: forgets them again (what was
+   * sent meanwhile is lost) and caches from then on.
+   */
+  setCacheTrusted(trusted: boolean): void;
   /** Writes the collected last_used_at times. */
   flushUsage(): Promise<void>;
   close(): Promise<void>;
@@ -33,6 +39,10 @@ const MAX_ENTRIES = 50_000;
 export function createApiKeyVerifier(db: Database, clock: Clock, options: { flushEveryMs?: number } = {}): ApiKeyVerifier {
   const cache = new Map<string, { key: VerifiedKey; at: number }>();
   const usage = new Map<string, { orgId: string; at: Date }>();
+  let trusted = true;
+  // Bumped when trust changes: an answer read before the change is not cached after it (a revocation
+  // committed between that read and the new LISTEN sent a notification nobody heard).
+  let generation = 0;
   let flushing: Promise<void> | null = null;
 
   const flushUsage = async (): Promise<void> => {
@@ -65,7 +75,8 @@ export function createApiKeyVerifier(db: Database, clock: Clock, options: { flus
       const cacheKey = `${orgId}:${hash}`;
       const now = clock.now();
       let entry = cache.get(cacheKey);
-      if (!entry || now.getTime() - entry.at >= KEY_CACHE_TTL_MS) {
+      if (!trusted || !entry || now.getTime() - entry.at >= KEY_CACHE_TTL_MS) {
+        const readIn = generation;
         const rows = await db.system.query<{ id: string; scopes: Scope[] }>(
           'select id, scopes from api_keys where org_id = $1 and key_hash = $2 and revoked_at is null',
           [orgId, hash],
@@ -77,7 +88,7 @@ export function createApiKeyVerifier(db: Database, clock: Clock, options: { flus
         }
         if (cache.size >= MAX_ENTRIES) cache.clear();
         entry = { key: { id: row.id, orgId, scopes: row.scopes }, at: now.getTime() };
-        cache.set(cacheKey, entry);
+        if (trusted && readIn === generation) cache.set(cacheKey, entry);
       }
       usage.set(entry.key.id, { orgId, at: now });
       return entry.key;
@@ -88,7 +99,8 @@ export function createApiKeyVerifier(db: Database, clock: Clock, options: { flus
       const cacheKey = `*:${hash}`;
       const now = clock.now();
       let entry = cache.get(cacheKey);
-      if (!entry || now.getTime() - entry.at >= KEY_CACHE_TTL_MS) {
+      if (!trusted || !entry || now.getTime() - entry.at >= KEY_CACHE_TTL_MS) {
+        const readIn = generation;
         const rows = await db.system.query<{ id: string; org_id: string; scopes: Scope[] }>(
           'select id, org_id, scopes from api_keys where key_hash = $1 and revoked_at is null limit 2',
           [hash],
@@ -101,7 +113,7 @@ export function createApiKeyVerifier(db: Database, clock: Clock, options: { flus
         }
         if (cache.size >= MAX_ENTRIES) cache.clear();
         entry = { key: { id: row.id, orgId: row.org_id, scopes: row.scopes }, at: now.getTime() };
-        cache.set(cacheKey, entry);
+        if (trusted && readIn === generation) cache.set(cacheKey, entry);
       }
       usage.set(entry.key.id, { orgId: entry.key.orgId, at: now });
       return entry.key;
@@ -110,6 +122,11 @@ export function createApiKeyVerifier(db: Database, clock: Clock, options: { flus
       for (const [k, v] of cache) if (v.key.id === keyId) cache.delete(k);
     },
     clear() {
+      cache.clear();
+    },
+    setCacheTrusted(value) {
+      trusted = value;
+      generation += 1;
       cache.clear();
     },
     flushUsage,

@@ -21,6 +21,8 @@ export interface BearerVerifier {
   forgetMembership(orgId: string, userId: string): void;
   /** Forgets every cached token and role (notifications may have been missed). */
   clear(): void;
+  /** As ApiKeyVerifier.setCacheTrusted: false asks the database on every request until set true again. */
+  setCacheTrusted(trusted: boolean): void;
 }
 
 export const BEARER_CACHE_TTL_MS = 10_000;
@@ -29,7 +31,9 @@ const MAX_ENTRIES = 50_000;
 export function createBearerVerifier(db: Database, clock: Clock): BearerVerifier {
   const tokens = new Map<string, { token: VerifiedToken; at: number }>();
   const roles = new Map<string, { role: Role | null; at: number }>();
-  const fresh = (at: number) => clock.now().getTime() - at < BEARER_CACHE_TTL_MS;
+  let trusted = true;
+  let generation = 0; // as in the key verifier: nothing read before a change of trust is cached after it
+  const fresh = (at: number) => trusted && clock.now().getTime() - at < BEARER_CACHE_TTL_MS;
 
   return {
     async verifyAccess(token) {
@@ -37,6 +41,7 @@ export function createBearerVerifier(db: Database, clock: Clock): BearerVerifier
       const hash = sha256Hex(token);
       let hit = tokens.get(hash);
       if (!hit || !fresh(hit.at)) {
+        const readIn = generation;
         const rows = await db.system.query<{ user_id: string; session_id: string; expires_at: Date }>(
           `select s.user_id, s.id as session_id, t.expires_at
              from auth_tokens t join auth_sessions s on s.id = t.session_id
@@ -50,7 +55,7 @@ export function createBearerVerifier(db: Database, clock: Clock): BearerVerifier
         }
         if (tokens.size >= MAX_ENTRIES) tokens.clear();
         hit = { token: { userId: row.user_id, sessionId: row.session_id, expiresAt: row.expires_at }, at: clock.now().getTime() };
-        tokens.set(hash, hit);
+        if (trusted && readIn === generation) tokens.set(hash, hit);
       }
       return hit.token.expiresAt.getTime() > clock.now().getTime() ? hit.token : null;
     },
@@ -59,10 +64,11 @@ export function createBearerVerifier(db: Database, clock: Clock): BearerVerifier
       const key = `${orgId}:${userId}`;
       const hit = roles.get(key);
       if (hit && fresh(hit.at)) return hit.role;
+      const readIn = generation;
       const rows = await db.system.query<{ role: Role }>('select role from memberships where org_id = $1 and user_id = $2', [orgId, userId]);
       const role = rows[0]?.role ?? null;
       if (roles.size >= MAX_ENTRIES) roles.clear();
-      roles.set(key, { role, at: clock.now().getTime() });
+      if (trusted && readIn === generation) roles.set(key, { role, at: clock.now().getTime() });
       return role;
     },
 
@@ -77,6 +83,12 @@ export function createBearerVerifier(db: Database, clock: Clock): BearerVerifier
       roles.delete(`${orgId}:${userId}`);
     },
     clear() {
+      tokens.clear();
+      roles.clear();
+    },
+    setCacheTrusted(value) {
+      trusted = value;
+      generation += 1;
       tokens.clear();
       roles.clear();
     },

@@ -18,20 +18,48 @@ export interface DataDirLock {
   release(): void;
 }
 
-function alive(pid: number): boolean {
+/**
+ * What /proc says of a process (Linux): its state letter and its start time (clock ticks after boot),
+ * or null where there is no /proc or the process is gone. The command name may hold spaces and
+ * parentheses, so the fields are read after its last ')'.
+ */
+function procStat(pid: number): { state: string; start: string } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0] ?? '', start: fields[19] ?? '' };
+  } catch {
+    return null;
+  }
+}
+
+/** This process's start time as /proc gives it (null off Linux): written into the lock beside the pid. */
+const OWN_START = procStat(process.pid)?.start ?? null;
+
+/**
+ * Whether the lock's process still runs. Signal 0 alone is not enough: a process killed with SIGKILL
+ * stays a zombie (state Z) until its parent reaps it, and signal 0 still finds it, so a restart right
+ * after a crash was refused while the parent (a shell, a process manager) had not reaped it yet
+ * (issue 34: 6 of 7 kills). A zombie or dead process (Z, X) holds nothing; nor does a process whose
+ * start time differs from the lock's (its pid was reused).
+ */
+function alive(pid: number, start?: string): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  const stat = procStat(pid);
+  if (!stat) return true; // no /proc (not Linux), or it exited this instant: signal 0 decided
+  if (stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return false;
+  return !start || stat.start === start;
 }
 
 /** The live process holding dataDir's lock, or null when none does (no lock, or its process is gone). */
 export function dataDirHolder(dataDir: string): { pid: number; holder: 'server' | 'cli' } | null {
   try {
-    const owner = JSON.parse(readFileSync(join(dataDir, 'assent.lock'), 'utf8')) as { pid?: number; holder?: 'server' | 'cli' };
-    return owner.pid && alive(owner.pid) ? { pid: owner.pid, holder: owner.holder ?? 'cli' } : null;
+    const owner = JSON.parse(readFileSync(join(dataDir, 'assent.lock'), 'utf8')) as { pid?: number; holder?: 'server' | 'cli'; start?: string };
+    return owner.pid && alive(owner.pid, owner.start) ? { pid: owner.pid, holder: owner.holder ?? 'cli' } : null;
   } catch {
     return null;
   }
@@ -57,7 +85,7 @@ function createLock(path: string, content: string): boolean {
   }
 }
 
-function readOwner(path: string): { pid?: number; holder?: string; token?: string } | null {
+function readOwner(path: string): { pid?: number; holder?: string; token?: string; start?: string } | null {
   try {
     return JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
@@ -80,7 +108,8 @@ export function acquireDataDirLock(dataDir: string, holder: 'server' | 'cli'): D
   const path = join(dataDir, 'assent.lock');
   const token = randomBytes(12).toString('hex');
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (createLock(path, JSON.stringify({ pid: process.pid, holder, since: new Date().toISOString(), token }))) {
+    const lock = { pid: process.pid, holder, since: new Date().toISOString(), token, ...(OWN_START ? { start: OWN_START } : {}) };
+    if (createLock(path, JSON.stringify(lock))) {
       let released = false;
       return {
         release() {
@@ -93,7 +122,7 @@ export function acquireDataDirLock(dataDir: string, holder: 'server' | 'cli'): D
     }
     const owner = readOwner(path);
     if (!owner) continue; // released meanwhile
-    if (owner.pid && owner.pid !== process.pid && alive(owner.pid)) throw busy(dataDir, owner);
+    if (owner.pid && owner.pid !== process.pid && alive(owner.pid, owner.start)) throw busy(dataDir, owner);
     // Stale (its process is gone): moved aside under a name of our own, so that of two processes that
     // both saw it stale only one removes it; if what was moved is a live lock taken since we read, it goes back.
     const aside = `${path}.stale.${process.pid}.${token}`;
@@ -104,7 +133,7 @@ export function acquireDataDirLock(dataDir: string, holder: 'server' | 'cli'): D
       throw e;
     }
     const moved = readOwner(aside);
-    if (moved?.pid && moved.pid !== process.pid && alive(moved.pid)) {
+    if (moved?.pid && moved.pid !== process.pid && alive(moved.pid, moved.start)) {
       try {
         linkSync(aside, path);
       } catch {

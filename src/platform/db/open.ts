@@ -304,7 +304,7 @@ async function openPostgres(url: string, rls: boolean, poolSize = POOL_SIZE, rea
       }
       return rows;
     },
-    listen: (channel, onMessage, onConnect) => listenPostgres(url, channel, onMessage, onConnect),
+    listen: (channel, onMessage, onConnect, onDisconnect) => listenPostgres(url, channel, onMessage, onConnect, onDisconnect),
     close: async () => {
       await Promise.all([sql, tenantSql, ...lanes.map((l) => l.sql)].map((s) => s.end({ timeout: 5 })));
     },
@@ -316,7 +316,13 @@ async function openPostgres(url: string, rls: boolean, poolSize = POOL_SIZE, rea
  * again once, and if the server is still away then, never again; this one retries every second until
  * the subscription holds, and says so through onConnect each time.
  */
-async function listenPostgres(url: string, channel: string, onMessage: (payload: string) => void, onConnect: () => void): Promise<{ close(): Promise<void> }> {
+async function listenPostgres(
+  url: string,
+  channel: string,
+  onMessage: (payload: string) => void,
+  onConnect: () => void,
+  onDisconnect?: () => void,
+): Promise<{ close(): Promise<void> }> {
   let closed = false;
   let retry: ReturnType<typeof setTimeout> | null = null;
   const client = postgres(url, {
@@ -325,7 +331,11 @@ async function listenPostgres(url: string, channel: string, onMessage: (payload:
     max_lifetime: null,
     fetch_types: false,
     connection: { application_name: 'assent-listen' },
-    onclose: () => schedule(),
+    onclose: () => {
+      if (closed) return;
+      onDisconnect?.();
+      schedule();
+    },
     // Not in postgres.js' type declarations, but an option it reads: every NOTIFY on the connection.
     ...({ onnotify: (c: string, payload: string) => c === channel && onMessage(payload) } as object),
   });

@@ -31,9 +31,11 @@ export interface Database {
   /**
    * PostgreSQL only (undefined on PGlite, which one process owns): LISTEN on a channel over a connection
    * of its own. onConnect runs after each (re)subscription: notifications sent while the connection was
-   * down are lost, so a listener forgets what it cached then. A lost connection is retried every second.
+   * down are lost, so a listener forgets what it cached then. onDisconnect runs as soon as the connection
+   * is lost (not after close()): until the next onConnect, notifications are not arriving. A lost
+   * connection is retried every second.
    */
-  listen?(channel: string, onMessage: (payload: string) => void, onConnect: () => void): Promise<{ close(): Promise<void> }>;
+  listen?(channel: string, onMessage: (payload: string) => void, onConnect: () => void, onDisconnect?: () => void): Promise<{ close(): Promise<void> }>;
   /**
    * PGlite only: runs `copy` with the data directory's path after a CHECKPOINT, holding the one
    * connection until it settles (no statement runs and nothing is written to the directory meanwhile),

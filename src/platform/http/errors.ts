@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   empty_body: { status: 400, meaning: 'A JSON body was announced but none was sent' },
   content_length_mismatch: { status: 400, meaning: 'Content-Length does not match the body' },
   malformed_url: { status: 400, meaning: 'The path has an invalid percent-encoding' },
+  malformed_request: { status: 400, meaning: 'The HTTP request line or a header could not be parsed; the connection is closed (`Connection: close`)' },
   org_header_missing: { status: 400, meaning: "X-Org-Id is required here (the history; a Bearer token on the bare host) and was not sent (or empty): send the organization's slug" },
   org_header_unresolved: { status: 400, meaning: "X-Org-Id does not name the addressed organization (no such organization, or another than the host's or the credential's)" },
   // 401
@@ -32,11 +33,14 @@ export const ERROR_CODES = {
   route_not_found: { status: 404, meaning: 'No endpoint at this path (for API clients the dashboard\'s pages are not there)' },
   // 405
   method_not_allowed: { status: 405, meaning: 'The path does not take this method; `Allow` lists the methods it takes' },
-  // 409, 410, 413, 415
+  // 408
+  request_timeout: { status: 408, meaning: 'The request did not arrive within the server\'s time limit; the connection is closed' },
+  // 409, 410, 413, 414, 415
   conflict: { status: 409, meaning: 'The request conflicts with the record\'s current state' },
   idempotency_key_in_flight: { status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry it later' },
   gone: { status: 410, meaning: 'The record existed but can no longer be used' },
   payload_too_large: { status: 413, meaning: 'The body is over 256 KiB' },
+  uri_too_long: { status: 414, meaning: 'The URL (or a path parameter in it) is longer than the service accepts' },
   unsupported_media_type: { status: 415, meaning: 'The body was not sent as application/json' },
   // 422
   idempotency_key_reused: { status: 422, meaning: 'The Idempotency-Key was already used with another method, path or body' },
@@ -45,6 +49,8 @@ export const ERROR_CODES = {
   too_many_login_attempts: { status: 429, meaning: 'Too many failed logins for this email or address; `Retry-After` says when to try again' },
   regeneration_limit_reached: { status: 429, meaning: 'A consent request was regenerated the most times allowed' },
   too_many_codes: { status: 429, meaning: 'Sign-in codes for this contact are sent at most 3 times per 15 minutes and once per 30 seconds; `Retry-After` says when to ask again' },
+  // 431
+  headers_too_large: { status: 431, meaning: 'The request line and headers are over 16 KiB; the connection is closed (`Connection: close`)' },
   // 500
   internal: { status: 500, meaning: 'Internal server error (no detail is ever given)' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

@@ -12,3 +12,17 @@ export function providerFromConfig(config: Pick<Config, 'messageProvider' | 'sms
     ? createHttpProvider({ smsUrl: config.smsWebhookUrl, emailUrl: config.emailWebhookUrl })
     : createLogProvider(log);
 }
+
+/**
+ * Why `assent serve` must not start, or null. The `log` provider writes sign-in codes and consent-link
+ * tokens into the server log: the default for local use, but a server on PostgreSQL is taken for a
+ * production one, where it starts with `log` only when MESSAGE_PROVIDER=log says so (issue 34).
+ */
+export function messageProviderProblem(config: Pick<Config, 'databaseUrl' | 'messageProvider' | 'messageProviderExplicit'>): string | null {
+  if (!config.databaseUrl || config.messageProvider !== 'log' || config.messageProviderExplicit) return null;
+  return (
+    'MESSAGE_PROVIDER is not set, and its default, log, writes sign-in codes and consent-link tokens to the server log. ' +
+    'On PostgreSQL (DATABASE_URL) set MESSAGE_PROVIDER=http with SMS_WEBHOOK_URL (and EMAIL_WEBHOOK_URL) for production, ' +
+    'or MESSAGE_PROVIDER=log to accept that for a test or staging server; see docs/operations.md'
+  );
+}

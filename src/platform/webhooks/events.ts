@@ -38,8 +38,11 @@ function json(data: EventData): string {
  */
 export async function recordEvent(tx: TenantTx, type: EventType, data: EventData, at: Date): Promise<void> {
   await tx.query(
+    // FOR KEY SHARE: an endpoint deleted meanwhile is skipped, and one being deleted waits for this
+    // transaction, so a delivery never loses its endpoint (without it, 23503 answered a change's request
+    // or the DELETE with a 500: issue 34).
     `with subscribed as (
-       select id from webhook_endpoints where org_id = $1::uuid and enabled and $3::text = any(events)
+       select id from webhook_endpoints where org_id = $1::uuid and enabled and $3::text = any(events) for key share
      ), ev as (
        insert into webhook_events (org_id, id, type, data, created_at)
        select $1::uuid, $2::uuid, $3::text, $4::text::jsonb, $5::timestamptz where exists (select 1 from subscribed)

@@ -6,6 +6,11 @@
 // - A 2xx within 10 s is delivered; anything else is retried after 30 s, 1 min, 2 min ... (doubling,
 //   at most 12 h apart) until 3 days after the event; then the delivery fails and, unless the endpoint
 //   delivered anything since that event, the endpoint is disabled and the organization's owners emailed.
+// - The endpoint backs off too (migration 0031): after a failed attempt it is not tried again before its
+//   retry_at (the same 30 s, 1 min ... 12 h, by its consecutive failures), whatever its backlog, so a dead
+//   receiver costs one attempt per period and not one per pending delivery (issue 34: 116,541 deliveries
+//   to dead receivers kept the embedded store's one connection busy). A success clears it; an endpoint
+//   failing for 3 days is disabled and its owners emailed. A test event or a manual retry wakes it.
 // - One delivery in flight per endpoint (per process, and in practice overall: an endpoint with one in
 //   flight is not claimed), and at most `maxInFlight` in all: a slow or dead receiver holds one slot
 //   for at most the timeout and never delays another endpoint's deliveries. Requests never wait for it.
@@ -88,10 +93,16 @@ interface Outcome {
  * that records it on the delivery: `$1` org, `$2` delivery, `$status` and `$error` as that statement
  * has them, then four parameters from `$first` on: attempt number, endpoint, start, duration.
  */
+// The attempt is logged for the delivery row the statement's UPDATE changed (`changed`, its RETURNING):
+// that UPDATE holds the row, so a DELETE of the endpoint (and its deliveries) cannot remove it before the
+// log's foreign key is checked; a delivery deleted while its attempt was in flight updates nothing and
+// logs nothing. (Logged beside the UPDATE without it, the insert failed with 23503 and the worker's
+// record with it: found by the concurrent fuzzer, issue 34.)
 const logAttempt = (status: number, error: number, first: number): string =>
   `log as (
     insert into webhook_attempts (org_id, delivery_id, attempt, endpoint_id, attempted_at, duration_ms, response_status, error)
-    values ($1::uuid, $2::uuid, $${first}::int, $${first + 1}::uuid, $${first + 2}::timestamptz, $${first + 3}::int, $${status}::int, $${error}::text)
+    select changed.org_id, changed.id, $${first}::int, $${first + 1}::uuid, $${first + 2}::timestamptz, $${first + 3}::int, $${status}::int, $${error}::text
+      from changed
     on conflict do nothing)`;
 
 export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
@@ -118,6 +129,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
             for update skip locked
          ) d
          where e.enabled
+           and (e.retry_at is null or e.retry_at <= $1::timestamptz)
            and not exists (select 1 from webhook_deliveries b
                             where b.org_id = e.org_id and b.endpoint_id = e.id and b.in_flight_until > $1::timestamptz)
          order by d.next_attempt_at
@@ -218,27 +230,59 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     const logged = [d.attempts, d.endpoint_id, o.startedAt ?? now, o.durationMs ?? 0];
     if (o.ok) {
       await db.system.query(
-        `with ${logAttempt(4, 5, 6)}
-         update webhook_deliveries set status = 'delivered', delivered_at = $3::timestamptz, in_flight_until = null,
-                last_response_status = $4::int, last_error = $5::text
-          where org_id = $1::uuid and id = $2::uuid`,
+        `with changed as (
+           update webhook_deliveries set status = 'delivered', delivered_at = $3::timestamptz, in_flight_until = null,
+                  last_response_status = $4::int, last_error = $5::text
+            where org_id = $1::uuid and id = $2::uuid
+            returning org_id, id
+         ), ${logAttempt(4, 5, 6)}, endpoint as (
+           update webhook_endpoints set failures = 0, failing_since = null, retry_at = null
+            where org_id = $1::uuid and id = $7::uuid and (failures > 0 or retry_at is not null)
+         )
+         select count(*) from changed`,
         [d.org_id, d.id, now, o.status, null, ...logged],
       );
       return 'delivered';
     }
     log.warn({ delivery_id: d.id, endpoint_id: d.endpoint_id, attempt: d.attempts, error }, 'webhook delivery failed');
     const next = new Date(now.getTime() + webhookRetryDelayMs(d.attempts));
+    // The endpoint's own back-off: its nth consecutive failure keeps it untried for webhookRetryDelayMs(n).
+    const [endpoint] = await db.system.query<{ failing_since: Date }>(
+      `update webhook_endpoints set failures = failures + 1, failing_since = coalesce(failing_since, $3::timestamptz),
+              retry_at = $3::timestamptz + least($4::bigint * power(2, least(failures, 20))::bigint, $5::bigint) * interval '1 millisecond'
+        where org_id = $1::uuid and id = $2::uuid
+        returning failing_since`,
+      [d.org_id, d.endpoint_id, now, FIRST_RETRY_MS, MAX_RETRY_MS],
+    );
     if (next.getTime() <= new Date(d.created_at).getTime() + RETRY_WINDOW_MS) {
       await db.system.query(
-        `with ${logAttempt(4, 5, 6)}
-         update webhook_deliveries set next_attempt_at = $3::timestamptz, in_flight_until = null, last_response_status = $4::int, last_error = $5::text
-          where org_id = $1::uuid and id = $2::uuid`,
+        `with changed as (
+           update webhook_deliveries set next_attempt_at = $3::timestamptz, in_flight_until = null, last_response_status = $4::int, last_error = $5::text
+            where org_id = $1::uuid and id = $2::uuid
+            returning org_id, id
+         ), ${logAttempt(4, 5, 6)}
+         select count(*) from changed`,
         [d.org_id, d.id, next, o.status, error, ...logged],
       );
+      if (endpoint && now.getTime() - new Date(endpoint.failing_since).getTime() >= RETRY_WINDOW_MS) await disableFailing(d, error ?? 'failed', now);
       return 'retrying';
     }
     await giveUp(d, o.status, error ?? 'failed', now, logged);
     return 'failed';
+  }
+
+  // The endpoint has failed every attempt for 3 days (whatever its deliveries' ages): disabled, owners told.
+  async function disableFailing(d: Claimed, error: string, now: Date): Promise<void> {
+    await db.system.transaction(async (tx) => {
+      const disabled = await tx.query<{ url: string }>(
+        `update webhook_endpoints e set enabled = false, disabled_at = $3::timestamptz, updated_at = $3::timestamptz,
+                disabled_reason = 'Deliveries failed for 3 days'
+          where e.org_id = $1::uuid and e.id = $2::uuid and e.enabled and e.failing_since <= $3::timestamptz - $4::bigint * interval '1 millisecond'
+          returning e.url`,
+        [d.org_id, d.endpoint_id, now, RETRY_WINDOW_MS],
+      );
+      if (disabled.length > 0) await tellOwners(tx, d, disabled[0]!.url, error, now);
+    });
   }
 
   // The delivery fails; the endpoint is disabled (and its owners emailed) when it has delivered nothing
@@ -246,9 +290,12 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
   async function giveUp(d: Claimed, status: number | null, error: string, now: Date, logged: unknown[]): Promise<void> {
     await db.system.transaction(async (tx) => {
       await tx.query(
-        `with ${logAttempt(3, 4, 5)}
-         update webhook_deliveries set status = 'failed', in_flight_until = null, last_response_status = $3::int, last_error = $4::text
-          where org_id = $1::uuid and id = $2::uuid`,
+        `with changed as (
+           update webhook_deliveries set status = 'failed', in_flight_until = null, last_response_status = $3::int, last_error = $4::text
+            where org_id = $1::uuid and id = $2::uuid
+            returning org_id, id
+         ), ${logAttempt(3, 4, 5)}
+         select count(*) from changed`,
         [d.org_id, d.id, status, error, ...logged],
       );
       const disabled = await tx.query<{ url: string }>(
@@ -260,24 +307,27 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
           returning e.url`,
         [d.org_id, d.endpoint_id, now, d.created_at],
       );
-      if (disabled.length === 0) return;
-      log.warn({ endpoint_id: d.endpoint_id, org_id: d.org_id }, 'webhook endpoint disabled after 3 days of failed deliveries');
-      const text =
-        `Assent disabled the webhook endpoint ${disabled[0]!.url} of organization ${d.slug}: its deliveries failed for 3 days ` +
-        `(last error: ${error}). Events are no longer sent to it. Fix the receiver, then enable it again in Settings → Webhooks ` +
-        `or with PATCH /api/v1/webhooks/${d.endpoint_id} {"enabled": true}.`;
-      const owners = await tx.query<{ email: string }>(
-        `select u.email from memberships m join users u on u.id = m.user_id where m.org_id = $1::uuid and m.role = 'owner' order by u.email`,
-        [d.org_id],
-      );
-      for (const owner of owners) {
-        await tx.query(
-          `insert into outbound_messages (org_id, id, channel, recipient, body, status, next_attempt_at, created_at)
-           values ($1::uuid, $2::uuid, 'email', $3::text, $4::text, 'queued', $5::timestamptz, $5::timestamptz)`,
-          [d.org_id, uuidv7(), owner.email, text, now],
-        );
-      }
+      if (disabled.length > 0) await tellOwners(tx, d, disabled[0]!.url, error, now);
     });
+  }
+
+  async function tellOwners(tx: { query: Database['system']['query'] }, d: Claimed, url: string, error: string, now: Date): Promise<void> {
+    log.warn({ endpoint_id: d.endpoint_id, org_id: d.org_id }, 'webhook endpoint disabled after 3 days of failed deliveries');
+    const text =
+      `Assent disabled the webhook endpoint ${url} of organization ${d.slug}: its deliveries failed for 3 days ` +
+      `(last error: ${error}). Events are no longer sent to it. Fix the receiver, then enable it again in Settings → Webhooks ` +
+      `or with PATCH /api/v1/webhooks/${d.endpoint_id} {"enabled": true}.`;
+    const owners = await tx.query<{ email: string }>(
+      `select u.email from memberships m join users u on u.id = m.user_id where m.org_id = $1::uuid and m.role = 'owner' order by u.email`,
+      [d.org_id],
+    );
+    for (const owner of owners) {
+      await tx.query(
+        `insert into outbound_messages (org_id, id, channel, recipient, body, status, next_attempt_at, created_at)
+         values ($1::uuid, $2::uuid, 'email', $3::text, $4::text, 'queued', $5::timestamptz, $5::timestamptz)`,
+        [d.org_id, uuidv7(), owner.email, text, now],
+      );
+    }
   }
 
   function track<T>(p: Promise<T>): Promise<T> {
