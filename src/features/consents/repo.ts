@@ -3,6 +3,7 @@ import type { PrincipalTx, TenantTx } from '../../platform/db/tenant-tx.js';
 import { isUuid } from '../../platform/ids.js';
 import type { PurposeRow } from '../collection-points/index.js';
 import type { ConsentAction } from '../consent-links/index.js';
+import { PRINCIPAL_CTE } from '../data-principals/index.js';
 
 export interface ConsentRecordRow {
   consent_id: string;
@@ -30,18 +31,7 @@ export function consentRepo(tx: TenantTx) {
     /** Records the data principal if new, then appends the consent: one statement. */
     async insert(c: Omit<ConsentRecordRow, 'consent_id' | 'created_at'> & { id: string; dataPrincipalId: string; channel: ConsentChannel; at: Date; receipt: string }) {
       const rows = await tx.query<ConsentRecordRow>(
-        `with known as (
-           select id from data_principals where org_id = $1::uuid and dp_id = $3::text
-         ), new_dp as (
-           -- A request that meets the same new person at once inserted them after this statement's snapshot:
-           -- the conflict waits for it and the no-op update returns its row (do nothing would return none,
-           -- and the snapshot cannot see it). Issue 34.
-           insert into data_principals as p (org_id, id, dp_id, created_at)
-           select $1::uuid, $2::uuid, $3::text, $4::timestamptz where not exists (select 1 from known)
-           on conflict (org_id, dp_id) do update set dp_id = p.dp_id returning id
-         ), dp as (
-           select id from known union all select id from new_dp
-         )
+        `with ${PRINCIPAL_CTE}
          insert into consent_records (org_id, id, collection_point_id, data_principal_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, channel, created_at, receipt)
          select $1::uuid, $5::uuid, $6::uuid, (select id from dp limit 1), $3::text, $7::text, $8::text::jsonb, $9::int, $10::uuid, $11::uuid, $12::text, $4::timestamptz, $13::text
          returning ${COLUMNS}`,

@@ -13,7 +13,7 @@ export {
   type DataPrincipalService,
   type ContactPersonInput,
 } from './service.js';
-export { queueTicketNotice, type ContactPersonRow } from './repo.js';
+export { PRINCIPAL_CTE, queueTicketNotice, type ContactPersonRow } from './repo.js';
 export { ContactPerson, Dpo, CodeRequestBody, CodeVerifyBody, type CodeRequestInput, type CodeVerifyInput } from './schemas.js';
 export { codeMessage } from './routes.js';
 

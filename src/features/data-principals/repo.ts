@@ -98,23 +98,29 @@ export function contactRepo(tx: TenantTx) {
   };
 }
 
-export function tokenRepo(tx: TenantTx) {
-  return {
-    /** Records the data principal if new, then stores the token's hash: one statement; answers their internal id. */
-    async insert(t: { dpId: string; newPrincipalId: string; tokenHash: string; source: 'minted' | 'code'; at: Date; expiresAt: Date }): Promise<string> {
-      const rows = await tx.query<{ data_principal_id: string }>(
-        `with known as (
+/**
+ * The data principal of a write, recorded if new, as the CTE `dp` (its `id`), for the start of a `with`:
+ * `$1` the organization, `$2` the id a new person gets, `$3` their dp_id, `$4` the time. Used by every
+ * statement that may meet a person first (a consent, a token). A request that meets the same new person
+ * at once inserted them after this statement's snapshot: the conflict waits for it and the no-op update
+ * returns its row (do nothing would return none, and the snapshot cannot see it). Issue 34.
+ */
+export const PRINCIPAL_CTE = `known as (
            select id from data_principals where org_id = $1::uuid and dp_id = $3::text
          ), new_dp as (
-           -- A request that meets the same new person at once inserted them after this statement's snapshot:
-           -- the conflict waits for it and the no-op update returns its row (do nothing would return none,
-           -- and the snapshot cannot see it). Issue 34.
            insert into data_principals as p (org_id, id, dp_id, created_at)
            select $1::uuid, $2::uuid, $3::text, $4::timestamptz where not exists (select 1 from known)
            on conflict (org_id, dp_id) do update set dp_id = p.dp_id returning id
          ), dp as (
            select id from known union all select id from new_dp
-         ), directory as (
+         )`;
+
+export function tokenRepo(tx: TenantTx) {
+  return {
+    /** Records the data principal if new, then stores the token's hash: one statement; answers their internal id. */
+    async insert(t: { dpId: string; newPrincipalId: string; tokenHash: string; source: 'minted' | 'code'; at: Date; expiresAt: Date }): Promise<string> {
+      const rows = await tx.query<{ data_principal_id: string }>(
+        `with ${PRINCIPAL_CTE}, directory as (
            -- Which organization the token belongs to, for the bare base host (migration 0017).
            insert into dp_token_orgs (token_hash, org_id, expires_at) values ($5::text, $1::uuid, $7::timestamptz)
          )
