@@ -58,6 +58,16 @@ export interface TimestampInfo {
 const toArrayBuffer = (b: Uint8Array): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 const hex = (b: ArrayBuffer | Uint8Array): string => Buffer.from(b instanceof Uint8Array ? b : new Uint8Array(b)).toString('hex');
 
+/**
+ * What a checkpoint's time-stamp covers: the checkpoint's compact JWS, as UTF-8 bytes. The JWS binds the
+ * organization, tree size, root hash and the organization's own time under its key, so the TSA's token
+ * then says "this signed checkpoint existed at genTime". One function, so the sequencer that asks and
+ * every verifier (export verify, assent witness) time-stamp the same bytes.
+ */
+export function checkpointTimestampData(jws: string): Buffer {
+  return Buffer.from(jws.trim(), 'utf8');
+}
+
 /** The TimeStampReq (DER) for SHA-256(data), with the nonce, asking for the TSA's certificate. */
 export function buildTimestampRequest(data: Buffer, nonce: Buffer): Buffer {
   const req = new pkijs.TimeStampReq({
