@@ -2,12 +2,12 @@
 // given the feature services. main.ts parses and prints; the same execute() runs in the CLI's own
 // process (the services on its own store) or inside a running server that holds the embedded store
 // (the control socket, src/cli/control-socket.ts), so both give the same answers.
-import { createWriteStream, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { checkRole, type AccountsService, type UserService } from '../features/accounts/index.js';
-import { verifyAuditChain } from '../features/audit/index.js';
+import { verifyAuditChain, witness, WITNESS_DEFAULT_DIR } from '../features/audit/index.js';
 import { migrate, type MigrationResult } from '../platform/db/migrate.js';
 import { openDatabase } from '../platform/db/open.js';
 import { copyStore, StoreCopyError } from '../platform/db/copy.js';
@@ -70,6 +70,8 @@ export interface Command {
   args: string[];
   /** Positional arguments that may be left out, after args (shown as [<name>]). */
   optionalArgs?: string[];
+  /** The last of args may be given more than once (shown as <name...>). */
+  variadic?: boolean;
   summary: string;
   /** The help's body: what it does, what it prints, when it refuses. */
   description: string;
@@ -681,6 +683,40 @@ export const COMMANDS: Command[] = [
     },
   },
   {
+    name: 'witness',
+    args: ['url'],
+    variadic: true,
+    summary: "Keep organizations' signed audit checkpoints and refuse a fork (anyone can run it)",
+    description:
+      "For each organization's address (e.g. https://acme.privacy.example.com): fetches its public keys\n" +
+      '(/.well-known/jwks.json) and its latest signed checkpoint of the audit log, verifies the signature and\n' +
+      "that its key was valid at the checkpoint's time (and, with --tsa-cert, its RFC 3161 time-stamp), then\n" +
+      'compares it with the checkpoints kept in DIR/<host>/: a larger tree must come with a consistency proof\n' +
+      'from the last one kept (fetched and verified), the same size must have the same root. It keeps the new\n' +
+      'checkpoint (DIR/<host>/checkpoints/<size>.json, latest.json, jwks.json). Run it regularly (cron). A fork\n' +
+      'is refused, exit 1, naming the two checkpoints: the same size with another root, a tree that shrank, a\n' +
+      "consistency proof that fails; so is a key that changed under the same id. Exit 0 with one line per\n" +
+      'organization otherwise. Needs no credential and no store: only the addresses.',
+    options: {
+      dir: { type: 'string', value: 'DIR', help: 'where checkpoints are kept, one folder per host (default ./assent-witness)' },
+      'tsa-cert': { type: 'string', value: 'FILE', help: "the time-stamping authority's certificate (PEM), or its CA's: verify each checkpoint's TSA token" },
+      json: { ...JSON_OPTION, help: 'print [{url, dir, ok, status, organization, checkpoint, previous, proof_length, tsa, kept, problem, summary}]' },
+    },
+    async offline({ args, options }) {
+      let tsaCertPem: string | null = null;
+      if (typeof options['tsa-cert'] === 'string') {
+        try {
+          tsaCertPem = readFileSync(options['tsa-cert'], 'utf8');
+        } catch (e) {
+          throw new UsageError(`cannot read the TSA certificate ${options['tsa-cert']}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+      }
+      const dir = resolvePath(typeof options.dir === 'string' ? options.dir : WITNESS_DEFAULT_DIR);
+      const results = await witness(args, { dir, tsaCertPem });
+      return { human: results.map((r) => r.summary).join('\n'), data: results, exitCode: results.every((r) => r.ok) ? 0 : 1 };
+    },
+  },
+  {
     name: 'migrate',
     args: [],
     summary: 'Apply pending database migrations',
@@ -719,7 +755,8 @@ export function groupOf(name: string): string | null {
 
 /** The arguments as usage shows them: <required> [<optional>]. */
 function argWords(command: Command): string[] {
-  return [...command.args.map((a) => `<${a}>`), ...(command.optionalArgs ?? []).map((a) => `[<${a}>]`)];
+  const last = command.args.length - 1;
+  return [...command.args.map((a, i) => (command.variadic && i === last ? `<${a}...>` : `<${a}>`)), ...(command.optionalArgs ?? []).map((a) => `[<${a}>]`)];
 }
 
 export function usageLine(command: Command): string {

@@ -196,7 +196,7 @@ async function run(argv: string[], config: () => Config): Promise<number> {
   }
   const strict = parseArgs({ args: argv, allowPositionals: true, options: commandOptions });
   const args = strict.positionals.slice(command.name.split(' ').length);
-  if (args.length < command.args.length || args.length > command.args.length + (command.optionalArgs?.length ?? 0)) throw new UsageError(`Usage: ${usageLine(command)}\n(assent ${command.name} --help says more)`);
+  if (args.length < command.args.length || (!command.variadic && args.length > command.args.length + (command.optionalArgs?.length ?? 0))) throw new UsageError(`Usage: ${usageLine(command)}\n(assent ${command.name} --help says more)`);
   const options = strict.values as Values;
   for (const [name, spec] of Object.entries(command.options)) {
     if (spec.required && (options[name] === undefined || options[name] === false)) {
