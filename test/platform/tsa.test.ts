@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { requestTimestamp, TimestampRequestError, TimestampVerificationError, verifyTimestampToken } from '../../src/features/audit/tsa.js';
+import { checkpointTimestampData, requestTimestamp, TimestampRequestError, TimestampVerificationError, verifyCheckpointTimestamp, verifyTimestampToken } from '../../src/features/audit/tsa.js';
 import { startOpensslTsa, type OpensslTsa } from '../support/openssl-tsa.js';
 
 let tsa: OpensslTsa;
@@ -175,4 +175,15 @@ test('TSA_URL: optional, an http(s) URL, refused otherwise', () => {
   expect(loadConfig({ TSA_URL: 'https://freetsa.example/tsr' }).tsaUrl?.href).toBe('https://freetsa.example/tsr');
   expect(() => loadConfig({ TSA_URL: 'ftp://tsa.example' })).toThrow(/TSA_URL must be an http:\/\/ or https:\/\/ URL, got "ftp:\/\/tsa.example"/);
   expect(() => loadConfig({ TSA_URL: 'not a url' })).toThrow(ConfigError);
+});
+
+test("a checkpoint's token covers its JWS; a checkpoint dated after its token's time is refused", async () => {
+  const jws = 'eyJhbGciOiJFZERTQSJ9.eyJ0cmVlX3NpemUiOjN9.c2ln';
+  const token = (await requestTimestamp(tsa.url, checkpointTimestampData(jws))).toString('base64');
+  const now = new Date().toISOString();
+  const info = await verifyCheckpointTimestamp({ tree_size: 3, timestamp: now, jws, tsa_token: token }, tsa.caCertPem);
+  expect(info.genTime).toBeInstanceOf(Date);
+  const ahead = new Date(Date.now() + 3_600_000).toISOString();
+  await expect(verifyCheckpointTimestamp({ tree_size: 3, timestamp: ahead, jws, tsa_token: token }, tsa.caCertPem)).rejects.toThrow(/checkpoint 3 claims the time .*, after its TSA token's .*: it was dated ahead/);
+  await expect(verifyCheckpointTimestamp({ tree_size: 3, timestamp: now, jws: jws + 'x', tsa_token: token }, tsa.caCertPem)).rejects.toThrow(/the TSA token of checkpoint 3 does not verify: the token time-stamps sha256/);
 });

@@ -173,7 +173,7 @@ test('a replaced key, a bad signature, a bad TSA token and an unreachable addres
   try {
     const wrongTsa = await witnessOrganization(org.url, { dir, tsaCertPem: other.caCertPem });
     expect(wrongTsa.status).toBe('refused');
-    expect(wrongTsa.problem).toMatch(/^the TSA token of keys\.localhost:\d+'s checkpoint .* does not verify: the token was signed by .*not the TSA certificate given/);
+    expect(wrongTsa.problem).toMatch(/^keys\.localhost:\d+'s checkpoint \(size 3, .*\): the TSA token of checkpoint 3 does not verify: the token was signed by .*not the TSA certificate given/);
   } finally {
     await other.close();
   }

@@ -16,6 +16,6 @@ export function registerAudit(app: FastifyInstance, deps: { db: Database; clock:
 }
 
 // Issue 32 items 2 and 4 (wip/proof): trusted time, the checkpoint.published event, the witness.
-export { requestTimestamp, verifyTimestampToken, checkpointTimestampData, TimestampRequestError, TimestampVerificationError, type TimestampInfo } from './tsa.js';
+export { requestTimestamp, verifyTimestampToken, checkpointTimestampData, verifyCheckpointTimestamp, TimestampRequestError, TimestampVerificationError, type TimestampInfo } from './tsa.js';
 export { recordCheckpointPublished, type PublishedCheckpoint } from './checkpoint-event.js';
 export { witness, witnessOrganization, WITNESS_DEFAULT_DIR, type WitnessResult, type KeptCheckpoint } from './witness.js';

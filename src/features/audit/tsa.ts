@@ -306,3 +306,27 @@ export async function verifyTimestampToken(token: Buffer, data: Buffer, tsaCertP
   }
   return info;
 }
+
+/** How far a checkpoint's own time may be after its TSA token's genTime (clocks differ a little). */
+export const CHECKPOINT_TSA_SKEW_MS = 60_000;
+
+/**
+ * A checkpoint's RFC 3161 token checked with the TSA's certificate (what `export verify --tsa-cert` and
+ * `assent witness --tsa-cert` do for each checkpoint that carries one): the token must time-stamp the
+ * checkpoint's JWS (checkpointTimestampData) and verify as verifyTimestampToken says, and the
+ * checkpoint's own `timestamp` must not be after the TSA's genTime (a checkpoint dated ahead). Throws
+ * TimestampVerificationError naming the checkpoint's size and what failed.
+ */
+export async function verifyCheckpointTimestamp(checkpoint: { tree_size: number; timestamp: string; jws: string; tsa_token: string }, tsaCertPem: string): Promise<TimestampInfo> {
+  let info: TimestampInfo;
+  try {
+    info = await verifyTimestampToken(Buffer.from(checkpoint.tsa_token, 'base64'), checkpointTimestampData(checkpoint.jws), tsaCertPem);
+  } catch (e) {
+    if (!(e instanceof TimestampVerificationError)) throw e;
+    throw new TimestampVerificationError(e.check, `the TSA token of checkpoint ${checkpoint.tree_size} does not verify: ${e.message}`);
+  }
+  if (info.genTime.getTime() + CHECKPOINT_TSA_SKEW_MS < Date.parse(checkpoint.timestamp)) {
+    throw new TimestampVerificationError('validity', `checkpoint ${checkpoint.tree_size} claims the time ${checkpoint.timestamp}, after its TSA token's ${info.genTime.toISOString()}: it was dated ahead`);
+  }
+  return info;
+}
