@@ -45,6 +45,7 @@ import { createSigningKeyring } from './platform/crypto/signing-keys.js';
 import { generateSecretKey } from './platform/crypto/secret-key.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerExport } from './features/export/index.js';
+import { createSequencer, registerTransparency, type Sequencer } from './features/transparency/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
 import { registerRightsCenter } from './features/rights-center/index.js';
@@ -274,8 +275,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const grievanceOverdue = createOverdueScheduler({ db, clock, log: app.log });
   app.addHook('onClose', () => grievanceOverdue.stop());
   app.decorate('grievanceOverdue', grievanceOverdue);
-  registerAudit(app, { db, clock });
-  registerExport(app, { db, clock, signer: receipts.signer });
+  // Seals audit entries into the chain and the Merkle tree and signs checkpoints (started by main.ts; tests call runOnce).
+  const sequencer = createSequencer({ db, clock, signer: receipts.signer, log: app.log });
+  app.addHook('onClose', () => sequencer.stop());
+  app.decorate('sequencer', sequencer);
+  registerAudit(app, { db, clock, beforeRead: sequencer.catchUp });
+  registerTransparency(app, { db, sequencer, organizations, baseDomain: config.baseDomain, trustProxy: config.trustProxy });
+  registerExport(app, { db, clock, signer: receipts.signer, sequencer });
   // Webhooks: endpoints through the API; deliveries sent by their own worker (started by main.ts like the outbox).
   const webhookSecrets = secretBox(config.secretKey);
   const webhookPolicy: AddressPolicy = {
@@ -316,6 +322,8 @@ declare module 'fastify' {
     grievanceOverdue: ReturnType<typeof createOverdueScheduler>;
     /** Sends pending webhook deliveries. */
     webhooks: WebhookWorker;
+    /** Seals audit entries and signs checkpoints (features/transparency/sequencer.ts). */
+    sequencer: Sequencer;
     /** Every route registered after the access hook, with its declared access rule. */
     routeAccess: RouteAccessEntry[];
   }

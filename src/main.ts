@@ -72,13 +72,14 @@ export async function serve(config: Config): Promise<void> {
     app.grievanceReminders.start();
     app.grievanceOverdue.start();
     app.webhooks.start();
+    app.sequencer.start();
     app.idempotencyPurge.start();
     app.receiptBackfill.start();
     if (!config.databaseUrl) {
       const served = app;
       control = await listenControl({
         dataDir: config.dataDir,
-        context: () => ({ db: store.db, accounts: served.services.accounts, users: served.services.users, config, migration: store.migration, receipts: () => served.services.receipts }),
+        context: () => ({ db: store.db, accounts: served.services.accounts, users: served.services.users, config, migration: store.migration, receipts: () => served.services.receipts, sequencer: () => served.sequencer }),
         onStop: () => void stop('assent stop'),
         log: app.log,
       });

@@ -20,7 +20,9 @@ import { dataDirHolder } from '../platform/db/data-dir-lock.js';
 import { createExportService, verifyExport, MANIFEST, MANIFEST_SIGNATURE } from '../features/export/index.js';
 import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
-import { JwksSourceError, loadJwks, verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
+import { JwksSourceError, loadJwks, publishedKeysOf, verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
+import { tenantReads } from '../platform/db/tenant-tx.js';
+import { CheckpointError, checkpointJwsOf, verifyAuditLog, type Sequencer } from '../features/transparency/index.js';
 import { generateSecretKey, MissingSecretKeyError, resolveSecretKey, SECRET_KEY_FILE } from '../platform/crypto/secret-key.js';
 import { rotateSecret } from '../platform/crypto/secret-rotation.js';
 
@@ -61,6 +63,8 @@ export interface CommandContext {
   migration: MigrationResult;
   /** Signing keys and receipts; throws (exit 1) on PostgreSQL without ASSENT_SECRET_KEY. */
   receipts(): ReceiptService;
+  /** The audit sequencer (seals entries, signs checkpoints): the server's own when it runs the command. */
+  sequencer(): Sequencer;
 }
 
 export interface Command {
@@ -255,22 +259,50 @@ export const COMMANDS: Command[] = [
   {
     name: 'audit verify',
     args: ['slug'],
-    summary: "Walk the organization's audit hash chain; exit 1 naming the first entry that does not match",
+    summary: "Check the organization's audit log: hash chain, Merkle tree, signed checkpoints; exit 1 naming the first problem",
     description:
-      "Recomputes every entry of the organization's audit log from its content and the previous entry's\n" +
-      'hash. Exit 0 with the count and the head hash when the chain is whole; exit 1 naming the first\n' +
-      'entry that was changed, removed or inserted.',
-    options: { json: { ...JSON_OPTION, help: 'print {ok, entries, head, broken}' } },
-    async execute({ args: [slug] }, { db, accounts }) {
+      'Seals what is committed, then recomputes every entry of the audit log from its content: the hash\n' +
+      'chain (each entry against the previous one) and the Merkle tree (RFC 9162), whose root must match\n' +
+      "every stored checkpoint at its size, each checkpoint's signature verifying with the organization's\n" +
+      'keys. --checkpoint FILE: a checkpoint kept from before (from /.well-known/assent/checkpoints/latest,\n' +
+      'a witness, or an export) must match the tree at its size; a log shorter than it was cut. --jwks\n' +
+      "takes the keys from outside (the organization's /.well-known/jwks.json or a saved copy) instead of\n" +
+      'the store. Exit 0 with the counts, the tree root and how many entries still wait to be sealed;\n' +
+      'exit 1 naming the first entry or checkpoint that does not match.',
+    options: {
+      checkpoint: { type: 'string', value: 'FILE', help: 'a checkpoint kept from before (its JSON or its JWS): the log must still contain it unchanged' },
+      jwks: { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside: https://<org host>/.well-known/jwks.json, or a saved copy" },
+      json: { ...JSON_OPTION, help: 'print {ok, problem, chain, tree, checkpoints, kept, unsealed}' },
+    },
+    check({ options }) {
+      if (typeof options.checkpoint === 'string') options.checkpoint = resolvePath(options.checkpoint);
+      if (typeof options.jwks === 'string' && !/^https?:\/\//i.test(options.jwks)) options.jwks = resolvePath(options.jwks);
+    },
+    async execute({ args: [slug], options }, { db, accounts, sequencer }) {
       const org = await accounts.organizationBySlug(slug!);
-      const report = await verifyAuditChain(db, org.id);
-      const b = report.broken;
+      const fail = (problem: string) => ({ human: `Audit log of ${slug} not verified: ${problem}`, data: { ok: false, problem }, exitCode: 1 });
+      let jwks;
+      let kept;
+      try {
+        jwks = typeof options.jwks === 'string' ? await loadJwks(options.jwks) : await publishedKeysOf(tenantReads(db, org.id));
+        if (typeof options.checkpoint === 'string') kept = { jws: checkpointJwsOf(readFileSync(options.checkpoint, 'utf8')), source: options.checkpoint };
+      } catch (e) {
+        if (e instanceof JwksSourceError || e instanceof CheckpointError) return fail(e.message);
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return fail(`no file at ${String(options.checkpoint)}`);
+        throw e;
+      }
+      await sequencer().sealNow(org.id);
+      const report = await verifyAuditLog(db, org.id, { jwks, kept });
+      const waiting = report.unsealed ? `; ${report.unsealed} entries written during the check wait to be sealed` : '';
       return {
-        human: b
-          ? `Audit chain of ${slug} is BROKEN at entry ${b.seq}${b.id ? ` (${b.id})` : ''}: ${b.reason}. ${report.entries} entries before it verified.`
-          : `Audit chain of ${slug} verified: ${report.entries} entries${report.head ? `, head ${report.head.hash}` : ''}`,
+        human: report.ok
+          ? `Audit log of ${slug} verified: ${report.chain.entries} entries, hash chain head ${report.chain.head?.hash ?? '(none)'}, ` +
+            `Merkle root ${report.tree!.root_hash} (size ${report.tree!.size}), ${report.checkpoints} signed checkpoints match` +
+            (report.kept ? `; the kept checkpoint of ${report.kept.tree_size} entries (signed ${report.kept.timestamp}) is contained unchanged` : '') +
+            waiting
+          : `Audit log of ${slug} is BROKEN: ${report.problem}.`,
         data: report,
-        exitCode: b ? 1 : 0,
+        exitCode: report.ok ? 0 : 1,
       };
     },
   },
@@ -530,11 +562,11 @@ export const COMMANDS: Command[] = [
       // Absolute here: a server holding the embedded store runs the command in its own directory.
       options.out = resolvePath(options.out as string);
     },
-    async execute({ args: [slug], options }, { db, accounts, receipts }) {
+    async execute({ args: [slug], options }, { db, accounts, receipts, sequencer }) {
       const org = await accounts.organizationBySlug(slug!);
       const out = options.out as string;
       const partial = `${out}.partial`;
-      const started = createExportService({ db, clock: systemClock, signer: receipts().signer }).exportOrganization({ id: org.id, slug: org.slug, name: org.name });
+      const started = createExportService({ db, clock: systemClock, signer: receipts().signer, sequencer: sequencer() }).exportOrganization({ id: org.id, slug: org.slug, name: org.name });
       try {
         await Promise.all([pipeline(started.stream, createWriteStream(partial)), started.done]);
       } catch (e) {
@@ -622,19 +654,21 @@ export const COMMANDS: Command[] = [
       'problem found.',
     options: {
       jwks: { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside the archive: https://<org host>/.well-known/jwks.json, or a saved copy" },
-      json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, receipts, rows}' },
+      checkpoint: { type: 'string', value: 'FILE', help: 'a checkpoint kept from before (its JSON or JWS): the archive must contain its tree unchanged' },
+      json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, tree, kept, receipts, rows}' },
     },
     async offline({ args: [file], options }) {
       let outside;
-      if (typeof options.jwks === 'string') {
-        try {
-          outside = { keys: (await loadJwks(options.jwks)).keys, source: options.jwks };
-        } catch (e) {
-          if (!(e instanceof JwksSourceError)) throw e;
-          return { human: `Export ${file} not verified: ${e.message}`, data: { ok: false, problem: e.message }, exitCode: 1 };
-        }
+      let checkpoint;
+      try {
+        if (typeof options.jwks === 'string') outside = { keys: (await loadJwks(options.jwks)).keys, source: options.jwks };
+        if (typeof options.checkpoint === 'string') checkpoint = { jws: checkpointJwsOf(readFileSync(options.checkpoint, 'utf8')), source: options.checkpoint };
+      } catch (e) {
+        const problem = (e as NodeJS.ErrnoException).code === 'ENOENT' ? `no file at ${String(options.checkpoint)}` : (e as Error).message;
+        if (!(e instanceof JwksSourceError || e instanceof CheckpointError || (e as NodeJS.ErrnoException).code === 'ENOENT')) throw e;
+        return { human: `Export ${file} not verified: ${problem}`, data: { ok: false, problem }, exitCode: 1 };
       }
-      const report = await verifyExport(file!, { jwks: outside });
+      const report = await verifyExport(file!, { jwks: outside, checkpoint });
       const org = report.organization ? `${report.organization.slug} (${report.organization.id})` : file!;
       return {
         human: report.ok
@@ -644,6 +678,12 @@ export const COMMANDS: Command[] = [
               ? `  ${MANIFEST} signed by the organization's key ${report.manifest_signed_by} (keys from ${report.keys_from})\n`
               : `  ${MANIFEST} is not signed (an archive of format 1)\n`) +
             `  audit chain: ${report.audit!.entries} entries${report.audit!.head ? `, head ${report.audit!.head.hash}` : ''}\n` +
+            (report.tree
+              ? `  audit tree: root ${report.tree.root_hash} (size ${report.tree.size}), ${report.tree.checkpoints} signed checkpoints match` +
+                (report.tree.unsealed ? `; ${report.tree.unsealed} entries written during the export were not sealed yet and are not in it` : '') +
+                '\n'
+              : '') +
+            (report.kept ? `  the checkpoint from ${String(options.checkpoint)} (${report.kept.tree_size} entries, signed ${report.kept.timestamp}) is contained unchanged\n` : '') +
             `  receipts: ${report.receipts!.verified} signatures verified with the key(s) of ${report.keys_from}` +
             (report.receipts!.issued_late ? ` (${report.receipts!.issued_late} issued late, for records written before receipts)` : '') +
             (report.receipts!.without_receipt ? `; ${report.receipts!.without_receipt} records from before receipts have none yet` : '')

@@ -22,6 +22,7 @@ import { serve } from '../main.js';
 import { MissingSecretKeyError, resolveSecretKey } from '../platform/crypto/secret-key.js';
 import { createSigningKeyring } from '../platform/crypto/signing-keys.js';
 import { createReceiptService, type ReceiptService } from '../features/receipts/index.js';
+import { createSequencer, type Sequencer } from '../features/transparency/index.js';
 import { COMMANDS, UsageError, commandHelp, globalHelp, groupHelp, groupOf, usageLine, type Command, type CommandInput, type CommandOutput, type OptionSpec } from './commands.js';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -61,17 +62,20 @@ async function readPassword(): Promise<string> {
 /** Runs the command in this process, on its own store. */
 async function executeHere(command: Command, input: CommandInput, config: Config): Promise<CommandOutput> {
   const store = await openStore(config, 'cli');
+  let sequencer: Sequencer | undefined;
   try {
     // The secret that seals signing keys: ASSENT_SECRET_KEY, or the embedded store's DATA_DIR/secret.key.
     // Without one (PostgreSQL, unset) a new organization gets its key when the server next starts.
     const secret = resolveSecretKey(config);
     const keyring = secret ? createSigningKeyring(secret.secret) : undefined;
     let receipts: ReceiptService | undefined;
+    const receiptsOf = () => {
+      if (!keyring) throw new MissingSecretKeyError();
+      return (receipts ??= createReceiptService({ db: store.db, clock: systemClock, keyring, publicUrl: config.publicUrl }));
+    };
     const ctx = {
-      receipts: () => {
-        if (!keyring) throw new MissingSecretKeyError();
-        return (receipts ??= createReceiptService({ db: store.db, clock: systemClock, keyring, publicUrl: config.publicUrl }));
-      },
+      receipts: receiptsOf,
+      sequencer: () => (sequencer ??= createSequencer({ db: store.db, clock: systemClock, signer: keyring ? receiptsOf().signer : undefined, log: console })),
       db: store.db,
       accounts: createAccountsService({ db: store.db, clock: systemClock, keyring }),
       users: createUserService({ db: store.db, clock: systemClock }),
@@ -80,6 +84,7 @@ async function executeHere(command: Command, input: CommandInput, config: Config
     };
     return await command.execute!(input, ctx);
   } finally {
+    await sequencer?.stop();
     await store.close();
   }
 }

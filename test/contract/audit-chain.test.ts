@@ -1,7 +1,7 @@
 // The audit log's hash chain (contract §10): each entry stores SHA-256(prev_hash || canonical content)
-// and the previous entry's hash, set in the inserting transaction by the store; parallel writers never
-// fork the chain; a row changed or removed through SQL is named by the verifier (in the database and
-// offline, from exported entries).
+// and the previous entry's hash, set by the sequencer when it seals the entry after its commit
+// (features/transparency); parallel writers never fork the chain; a row changed or removed through SQL
+// is named by the verifier (in the database and offline, from exported entries).
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { recordAudit, verifyAuditChain, verifyChainEntries, GENESIS_HASH, type ExportedAuditEntry } from '../../src/features/audit/index.js';
@@ -29,17 +29,24 @@ interface Row {
   canonical: string;
 }
 
-/** The organization's entries in chain order, with the canonical text the store hashed. */
+/** The organization's entries in chain order, with the canonical text the store hashed (sealed first). */
 async function rows(org: TestOrg): Promise<Row[]> {
+  await t.app.sequencer.sealNow(org.id);
   return t.db.tenantTransaction(org.id, (tx) =>
     tx.query<Row>('select seq::text, id, prev_hash, hash, assent_audit_canonical(a) as canonical from audit_log a order by a.seq'),
   );
 }
 
-/** Runs SQL as the database owner (a superuser in tests: row-level security does not apply, so the SQL names the organization). */
-function tamper(org: TestOrg, sql: string, params: unknown[] = []) {
+/**
+ * Runs SQL as the database owner (a superuser in tests: row-level security does not apply, so the SQL
+ * names the organization), with triggers off as an attacker with that access would have them (the
+ * trigger that refuses to change a sealed entry included).
+ */
+async function tamper(org: TestOrg, sql: string, params: unknown[] = []) {
+  await t.app.sequencer.sealNow(org.id);
   return t.db.system.transaction(async (tx) => {
     await tx.query(`select set_config('app.org_id', $1, true)`, [org.id]);
+    await tx.query(`set local session_replication_role = replica`);
     return tx.query(sql, params);
   });
 }
@@ -84,6 +91,7 @@ describe('each entry carries its hash and the previous one', () => {
 
   test('an organization with no entries verifies as an empty chain', async () => {
     const org = await t.tenant();
+    await t.app.sequencer.sealNow(org.id);
     expect(await verifyAuditChain(t.db, org.id)).toEqual({ ok: true, entries: 0, head: null, broken: null });
   });
 });
@@ -112,6 +120,7 @@ describe('parallel writers', () => {
       Array.from({ length: 20 }, (_, i) => t.call({ method: 'POST', url: '/grievance', org, key: org.key, body: { client_user_id: `u${i}`, subject: 's', description: 'd', category: 'other' } })),
     );
     expect(results.map((r) => r.statusCode)).toEqual(Array(20).fill(201));
+    await t.app.sequencer.sealNow(org.id);
     const report = await verifyAuditChain(t.db, org.id);
     expect(report).toMatchObject({ ok: true, entries: 20, head: { seq: 20 } });
   });

@@ -110,7 +110,7 @@ beforeAll(async () => {
   const res = await download(w.org, { authorization: `Bearer ${w.owner}` }, file);
   expect(res.status, res.body).toBe(200);
   // Announced before the body (Fastify separates the names with spaces).
-  expect(String(res.headers.trailer).split(/[\s,]+/)).toEqual(['assent-manifest-sha256', 'assent-manifest-kid']);
+  expect(String(res.headers.trailer).split(/[\s,]+/)).toEqual(['assent-manifest-sha256', 'assent-manifest-kid', 'assent-checkpoint-size', 'assent-checkpoint-root']);
   trailers = res.trailers;
   expect(res.headers['content-type']).toBe('application/gzip');
   expect(res.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="${w.org.slug}-export-\\d{8}T\\d{6}Z\\.tar\\.gz"$`));
@@ -127,15 +127,26 @@ describe('GET /api/v1/export', () => {
     const jwksNow = (await t.call({ method: 'GET', url: '/.well-known/jwks.json', org: w.org })).json();
     expect(report.manifest_signed_by).toBe(jwksNow.keys[0].kid);
     expect(report.keys_from).toBe('jwks.json');
-    expect(trailers).toEqual({ 'assent-manifest-sha256': report.manifest_sha256, 'assent-manifest-kid': jwksNow.keys[0].kid });
+    const checkpoints = jsonLines(files, 'audit-checkpoints');
+    const latest = checkpoints.at(-1);
+    expect(trailers).toEqual({
+      'assent-manifest-sha256': report.manifest_sha256,
+      'assent-manifest-kid': jwksNow.keys[0].kid,
+      'assent-checkpoint-size': String(latest.tree_size),
+      'assent-checkpoint-root': latest.root_hash,
+    });
     const signed = await verifyManifestSignature(files.at(-1)!.content.toString(), jwksNow);
     expect(signed.manifest).toEqual({
-      format: 'assent-export/2',
+      format: 'assent-export/3',
       organization: { id: w.org.id, slug: w.org.slug },
       exported_at: report.exported_at,
       manifest_sha256: report.manifest_sha256,
       audit_chain_head: report.audit!.head,
+      audit_checkpoint: { tree_size: latest.tree_size, root_hash: latest.root_hash, jws: latest.jws },
     });
+    // The export sealed every entry and signed a checkpoint of them all: the latest covers the whole log.
+    expect(latest.tree_size).toBe(report.audit!.entries);
+    expect(report.tree).toEqual({ size: report.audit!.entries, root_hash: latest.root_hash, checkpoints: checkpoints.length, unsealed: 0 });
     expect(files.map((f) => f.name)).toEqual(expect.arrayContaining(['jwks.json', 'export.json', 'grievances/000001.jsonl', 'audit-log/000001.jsonl']));
 
     expect(jsonLines(files, 'grievances')).toEqual([expect.objectContaining({ ticket_id: w.ticket, status: 'in_progress', due_at: expect.any(String) })]);
@@ -164,7 +175,7 @@ describe('GET /api/v1/export', () => {
     expect(audit.at(-1)).toMatchObject({ action: 'organization.exported', target: { type: 'organization', id: w.org.id } });
     expect(report.audit).toEqual({ entries: audit.length, head: { seq: audit.length, hash: audit.at(-1).hash } });
     const meta = JSON.parse(files.find((f) => f.name === 'export.json')!.content.toString());
-    expect(meta).toMatchObject({ format: 'assent-export/2', organization: { id: w.org.id, slug: w.org.slug }, audit_chain_head: { seq: audit.length } });
+    expect(meta).toMatchObject({ format: 'assent-export/3', organization: { id: w.org.id, slug: w.org.slug }, audit_chain_head: { seq: audit.length } });
     expect(meta.tables['consent-records']).toEqual({ rows: 2, parts: ['consent-records/000001.jsonl'] });
   });
 
@@ -236,7 +247,7 @@ describe('verifyExport names the first problem of a tampered archive', () => {
     // Its signature removed, or the format put back to 1 to pass as an unsigned archive: still refused.
     const stripped = join(dir, 'stripped.tar.gz');
     await rewriteArchive(bad, stripped, (f) => (f.name === 'MANIFEST.jws' ? null : f.content));
-    expect((await verifyExport(stripped)).problem).toBe("MANIFEST.jws is missing: a assent-export/2 archive's manifest is signed by the organization's key");
+    expect((await verifyExport(stripped)).problem).toBe("MANIFEST.jws is missing: a assent-export/3 archive's manifest is signed by the organization's key");
   });
 
   test("the archive's keys replaced (and everything re-signed with a key of the forger's): --jwks from outside names the key", async () => {

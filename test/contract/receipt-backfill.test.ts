@@ -244,7 +244,7 @@ describe('the backfill signs records written before receipts existed', () => {
     expect(r2.document).toMatchObject({ notice: { version: 2, sha256: sha256('Notice, second version') }, channel: 'link', action: 'declined' });
 
     const file = join(dir, `${a.slug}.tar.gz`);
-    const started = createExportService({ db: t.db, clock: t.clock, signer: t.app.services.receipts.signer }).exportOrganization({ id: a.id, slug: a.slug, name: a.slug });
+    const started = createExportService({ db: t.db, clock: t.clock, signer: t.app.services.receipts.signer, sequencer: t.app.sequencer }).exportOrganization({ id: a.id, slug: a.slug, name: a.slug });
     await Promise.all([pipeline(started.stream, createWriteStream(file)), started.done]);
     const report = await verifyExport(file);
     expect(report.problem).toBeNull();

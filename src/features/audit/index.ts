@@ -1,15 +1,13 @@
 // The audit log: the feature's only public surface.
 import type { FastifyInstance } from 'fastify';
-import type { Database } from '../../platform/db/types.js';
-import type { Clock } from '../../platform/clock.js';
 import { auditRoutes } from './routes.js';
-import { createAuditService } from './service.js';
+import { createAuditService, type AuditServiceDeps } from './service.js';
 
-export { alongsideAudit, recordAudit, type AuditEvent, type AuditService } from './service.js';
+export { alongsideAudit, onAuditRecorded, recordAudit, type AuditEvent, type AuditService } from './service.js';
 export type { AuditedRow } from './repo.js';
 export { verifyAuditChain, verifyChainEntries, createChainVerifier, sha256Hex, GENESIS_HASH, type ChainReport, type ChainBreak, type ExportedAuditEntry } from './chain.js';
 
-export function registerAudit(app: FastifyInstance, deps: { db: Database; clock: Clock }) {
+export function registerAudit(app: FastifyInstance, deps: AuditServiceDeps) {
   const service = createAuditService(deps);
   auditRoutes(app, service);
   return service;

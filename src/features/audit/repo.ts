@@ -12,9 +12,10 @@ export interface AuditEntryRow {
   target_id: string | null;
   request_id: string | null;
   details: Record<string, unknown>;
-  seq: string | number;
-  prev_hash: string;
-  hash: string;
+  /** Null until the sequencer seals the entry (within seconds of its commit). */
+  seq: string | number | null;
+  prev_hash: string | null;
+  hash: string | null;
 }
 
 export interface AuditFilter {

@@ -20,9 +20,11 @@ const AuditEntry = Type.Object(
     target: Type.Object({ type: Type.String(), id: Nullable(Type.String()) }),
     request_id: Nullable(Type.String({ description: 'The X-Request-Id of the change' })),
     details: Type.Record(Type.String(), Type.Unknown(), { description: 'Ids, statuses and changed field names; never personal data' }),
-    seq: Type.Integer({ minimum: 1, description: "The entry's place in the organization's hash chain (1, 2, ...)" }),
-    prev_hash: Type.String({ description: 'SHA-256 (hex, 64 characters) of the previous entry; 64 zeros for the first' }),
-    hash: Type.String({ description: 'SHA-256 (hex, 64 characters) of prev_hash followed by the canonical content of this entry' }),
+    seq: Nullable(Type.Integer({ minimum: 1 }), {
+      description: "The entry's place in the organization's hash chain and Merkle tree (1, 2, ...); null in the moment before the sequencer seals it (a read seals what is committed first, so only an entry committed during the read shows null)",
+    }),
+    prev_hash: Nullable(Type.String(), { description: 'SHA-256 (hex, 64 characters) of the previous entry; 64 zeros for the first; null until sealed' }),
+    hash: Nullable(Type.String(), { description: 'SHA-256 (hex, 64 characters) of prev_hash followed by the canonical content of this entry; null until sealed' }),
   },
   { title: 'AuditEntry' },
 );

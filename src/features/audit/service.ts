@@ -23,8 +23,22 @@ export interface AuditEvent {
   onlyWith?: AuditedRow;
 }
 
+/**
+ * Who wants to know that an organization has new entries to seal (the sequencer of each app in this
+ * process, features/transparency): told on every recordAudit, committed or not (the sequencer finds
+ * nothing to seal for a rolled-back one). A Set add per write; no statement, no lock.
+ */
+const recordedListeners = new Set<(orgId: string) => void>();
+
+/** Subscribes to "an entry was written for this organization"; returns the unsubscribe. */
+export function onAuditRecorded(listener: (orgId: string) => void): () => void {
+  recordedListeners.add(listener);
+  return () => recordedListeners.delete(listener);
+}
+
 /** Appends an entry inside the caller's tenant transaction, so the change and its record commit together. */
 export function recordAudit(tx: TenantTx, ctx: TenantContext, at: Date, e: AuditEvent): Promise<void> {
+  for (const listener of recordedListeners) listener(tx.orgId);
   const entry = {
     id: uuidv7(),
     at,
@@ -53,7 +67,14 @@ export async function alongsideAudit<T>(tx: TenantTx, ctx: TenantContext, at: Da
   return done.value;
 }
 
-export function createAuditService({ db }: { db: Database; clock: Clock }) {
+export interface AuditServiceDeps {
+  db: Database;
+  clock: Clock;
+  /** Seals what is committed before a read (features/transparency's sequencer), so the list shows entries with their place. */
+  beforeRead?: (orgId: string) => Promise<void>;
+}
+
+export function createAuditService({ db, beforeRead }: AuditServiceDeps) {
   return {
     list(ctx: TenantContext, q: { action?: string; from?: string; to?: string; limit?: number; offset?: number }) {
       const limit = q.limit ?? 50;
@@ -68,7 +89,7 @@ export function createAuditService({ db }: { db: Database; clock: Clock }) {
       if (problems.length > 0) {
         return Promise.reject(new AppError('validation_failed', `Invalid request query: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems));
       }
-      return withTenant(db, ctx.orgId, async (tx) => {
+      return (beforeRead ? beforeRead(ctx.orgId) : Promise.resolve()).then(() => withTenant(db, ctx.orgId, async (tx) => {
         const page = await auditRepo(tx).list({ action: q.action, from, to, limit, offset });
         return {
           data: page.data.map((r) => ({
@@ -79,7 +100,7 @@ export function createAuditService({ db }: { db: Database; clock: Clock }) {
             target: { type: r.target_type, id: r.target_id },
             request_id: r.request_id,
             details: r.details,
-            seq: Number(r.seq),
+            seq: r.seq === null ? null : Number(r.seq),
             prev_hash: r.prev_hash,
             hash: r.hash,
           })),
@@ -87,7 +108,7 @@ export function createAuditService({ db }: { db: Database; clock: Clock }) {
           limit,
           offset,
         };
-      });
+      }));
     },
   };
 }

@@ -6,10 +6,14 @@ import { createGunzip, createGzip, type Gzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import tar from 'tar-stream';
 
-/** The format this service writes: 2 adds MANIFEST.jws, the manifest signed with the organization's key. */
-export const FORMAT = 'assent-export/2';
-/** The formats `export verify` reads: 1 (no signed manifest, reported as unsigned) and 2. */
-export const FORMATS_READ = ['assent-export/1', FORMAT];
+/**
+ * The format this service writes: 2 added MANIFEST.jws, the manifest signed with the organization's
+ * key; 3 adds the audit log's signed checkpoints (audit-checkpoints/) and names the latest in the
+ * signed manifest, and export.json gives the tree's size and root.
+ */
+export const FORMAT = 'assent-export/3';
+/** The formats `export verify` reads: 1 (no signed manifest, reported as unsigned), 2 (no checkpoints) and 3. */
+export const FORMATS_READ = ['assent-export/1', 'assent-export/2', FORMAT];
 export const MANIFEST = 'MANIFEST.sha256';
 /** The manifest's signature: not listed in MANIFEST.sha256, which it signs. */
 export const MANIFEST_SIGNATURE = 'MANIFEST.jws';
@@ -29,6 +33,7 @@ export const TABLES = [
   'grievance-history',
   'grievance-messages',
   'nominees',
+  'audit-checkpoints',
   'audit-log',
 ] as const;
 export type TableName = (typeof TABLES)[number];

@@ -16,6 +16,8 @@ export interface SignedManifest {
   /** SHA-256 (hex) of MANIFEST.sha256 as it is in the archive. */
   manifest_sha256: string;
   audit_chain_head: { seq: number; hash: string } | null;
+  /** Format 3: the archive's latest audit checkpoint (its JWS is in audit-checkpoints/), or null when the log is empty. */
+  audit_checkpoint?: { tree_size: number; root_hash: string; jws: string } | null;
 }
 
 export function signManifest(m: SignedManifest, key: { kid: string; privateKey: SigningPrivateKey }): Promise<string> {

@@ -1,8 +1,6 @@
 // The export's reads: each table of one organization in key order, a batch at a time (keyset paging,
 // each batch from the primary key's index), so a table of millions of rows is never read whole.
-import type { SigningPublicJwk } from '../../platform/crypto/signing-keys.js';
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
-import { publishedKey, type PublishedJwk } from '../receipts/index.js';
 import type { TableName } from './archive.js';
 
 export const BATCH = 2000;
@@ -62,6 +60,13 @@ export const TABLE_QUERIES: Record<TableName, TableQuery> = {
     from: 'nominees t',
     key: ['id'],
   },
+  'audit-checkpoints': {
+    // Before the audit log, so a verifier knows every checkpoint's size and root while it streams the entries.
+    select: 'tree_size, root_hash, at as timestamp, kid, jws, tsa_token',
+    from: 'audit_checkpoints t',
+    key: ['tree_size'],
+    where: 't.tree_size <= $2::bigint',
+  },
   'audit-log': {
     // `at` as the chain's canonical text has it; `canonical` is the text the entry's hash covers.
     select: `seq, id, org_id, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, actor_type, actor_id, action, target_type, target_id,
@@ -72,7 +77,7 @@ export const TABLE_QUERIES: Record<TableName, TableQuery> = {
   },
 };
 
-const KEY_TYPES: Record<string, string> = { id: 'uuid', collection_point_id: 'uuid', version: 'int', seq: 'bigint' };
+const KEY_TYPES: Record<string, string> = { id: 'uuid', collection_point_id: 'uuid', version: 'int', seq: 'bigint', tree_size: 'bigint' };
 
 /** Every row of the table, in key order, BATCH rows per statement. */
 export async function* rowsOf(tx: TenantTx, table: TableName, extra: unknown[] = []): AsyncGenerator<Record<string, unknown>> {
@@ -98,19 +103,25 @@ export async function organizationOf(tx: TenantTx): Promise<{ grievance_period_d
   return row;
 }
 
-export async function auditHeadOf(tx: TenantTx): Promise<{ seq: number; hash: string } | null> {
-  const [head] = await tx.query<{ seq: string | number; hash: string }>('select seq, hash from audit_chain_heads where org_id = $1::uuid', [tx.orgId]);
-  return head ? { seq: Number(head.seq), hash: head.hash } : null;
+export interface AuditHead {
+  chain: { seq: number; hash: string } | null;
+  tree: { size: number; root_hash: string };
+  /** Entries written but not sealed yet (committed after the export sealed): not in this archive. */
+  unsealed: number;
 }
 
-/**
- * The organization's public signing keys, every one it ever had, each with its validity (not_before,
- * not_after): what /.well-known/jwks.json serves, as a JWK Set.
- */
-export async function publicKeysOf(tx: TenantTx): Promise<{ keys: PublishedJwk[] }> {
-  const rows = await tx.query<{ public_jwk: SigningPublicJwk; created_at: Date; retired_at: Date | null }>(
-    'select public_jwk, created_at, retired_at from signing_keys where org_id = $1::uuid order by created_at, kid',
+/** The sealed audit log's end: the chain head, the tree's size and root, and how many entries wait to be sealed. */
+export async function auditHeadOf(tx: TenantTx): Promise<AuditHead> {
+  const [r] = await tx.query<{ seq: string | number | null; hash: string | null; root_hash: string; unsealed: string | number }>(
+    `select h.seq, h.hash, assent_merkle_root(coalesce(h.frontier, '{}')) as root_hash,
+            (select count(*) from audit_log a where a.org_id = $1::uuid and a.seq is null) as unsealed
+       from (select 1) one left join audit_chain_heads h on h.org_id = $1::uuid`,
     [tx.orgId],
   );
-  return { keys: rows.map(publishedKey) };
+  const seq = Number(r?.seq ?? 0);
+  return {
+    chain: seq > 0 ? { seq, hash: r!.hash! } : null,
+    tree: { size: seq, root_hash: r!.root_hash },
+    unsealed: Number(r?.unsealed ?? 0),
+  };
 }

@@ -35,6 +35,8 @@ export function exportRoutes(app: FastifyInstance, service: ExportService): void
       return reply
         .trailer('assent-manifest-sha256', async () => (await started.done).manifestSha256)
         .trailer('assent-manifest-kid', async () => (await started.done).kid)
+        .trailer('assent-checkpoint-size', async () => String((await started.done).checkpoint?.tree_size ?? 0))
+        .trailer('assent-checkpoint-root', async () => (await started.done).checkpoint?.root_hash ?? '')
         .header('content-type', 'application/gzip')
         .header('content-disposition', `attachment; filename="${started.filename}"`)
         .header('cache-control', 'no-store')

@@ -7,10 +7,11 @@ import { tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant
 import type { Clock } from '../../platform/clock.js';
 import type { TenantContext } from '../../platform/auth/access.js';
 import { recordAudit, sha256Hex } from '../audit/index.js';
-import type { ReceiptSigner } from '../receipts/index.js';
+import { publishedKeysOf, type ReceiptSigner } from '../receipts/index.js';
+import type { Sequencer } from '../transparency/index.js';
 import { ArchiveWriter, FORMAT, JWKS, META, PartWriter, TABLES, type TableName } from './archive.js';
 import { signManifest } from './manifest.js';
-import { auditHeadOf, organizationOf, publicKeysOf, rowsOf } from './repo.js';
+import { auditHeadOf, organizationOf, rowsOf } from './repo.js';
 
 export interface ExportedOrganization {
   id: string;
@@ -27,7 +28,14 @@ export interface ExportStarted {
    * Settles once the archive is complete, with the SHA-256 of MANIFEST.sha256 and the key that signed
    * it (MANIFEST.jws); rejects when the export failed.
    */
-  done: Promise<{ manifestSha256: string; kid: string; rows: Record<TableName, number> }>;
+  done: Promise<{ manifestSha256: string; kid: string; checkpoint: LatestCheckpoint | null; rows: Record<TableName, number> }>;
+}
+
+/** The archive's latest audit checkpoint (the signed manifest names it). */
+interface LatestCheckpoint {
+  tree_size: number;
+  root_hash: string;
+  jws: string;
 }
 
 /** 2026-11-28T01:02:03.456Z -> 20261128T010203Z */
@@ -38,6 +46,16 @@ function stamp(at: Date): string {
 /** How each row leaves the database: timestamps as ISO strings (JSON.stringify does that), bigints as numbers. */
 function shapeRow(table: TableName, row: Record<string, unknown>): Record<string, unknown> {
   if (table === 'notice-versions') return { ...row, notice_sha256: sha256Hex(row.notice as string) };
+  if (table === 'audit-checkpoints') {
+    return {
+      tree_size: Number(row.tree_size),
+      root_hash: row.root_hash,
+      timestamp: (row.timestamp as Date).toISOString(),
+      kid: row.kid,
+      jws: row.jws,
+      tsa_token: row.tsa_token ? Buffer.from(row.tsa_token as Uint8Array).toString('base64') : null,
+    };
+  }
   if (table === 'audit-log') {
     return {
       seq: Number(row.seq),
@@ -78,26 +96,35 @@ export interface ExportServiceDeps {
   clock: Clock;
   /** The receipts' signer: the organization's current key signs the manifest (MANIFEST.jws). */
   signer: ReceiptSigner;
+  /** Seals the audit entries written so far and signs a checkpoint of them before the export reads. */
+  sequencer: Pick<Sequencer, 'sealNow'>;
 }
 
-export function createExportService({ db, clock, signer }: ExportServiceDeps) {
+export function createExportService({ db, clock, signer, sequencer }: ExportServiceDeps) {
   function start(org: ExportedOrganization): ExportStarted {
     const exportedAt = clock.now();
     const root = `${org.slug}-export-${stamp(exportedAt)}`;
     const writer = new ArchiveWriter(root, exportedAt);
     const sink = (name: string, content: Buffer) => writer.add(name, content);
-    // The current key, read (or, for an organization older than its key, made) before the read-only snapshot.
-    const key = withTenant(db, org.id, async (tx) => (await signer.prepare(tx, null)).key);
+    // Every entry committed so far sealed, with a checkpoint of them; then the current key, read (or, for
+    // an organization older than its key, made) before the read-only snapshot.
+    const key = sequencer.sealNow(org.id).then(() => withTenant(db, org.id, async (tx) => (await signer.prepare(tx, null)).key));
     const done = key.then((signingKey) => readSnapshot(db, org.id, async (tx) => {
       const settings = await organizationOf(tx);
       const head = await auditHeadOf(tx);
-      const jwks = await publicKeysOf(tx);
+      const jwks = await publishedKeysOf(tx);
       await sink(JWKS, Buffer.from(JSON.stringify(jwks, null, 2) + '\n'));
       const tables: Record<string, { rows: number; parts: string[] }> = {};
+      let latest: LatestCheckpoint | null = null;
       for (const table of TABLES) {
         const parts = new PartWriter(table, sink);
-        const extra = table === 'audit-log' ? [head?.seq ?? 0] : [];
-        for await (const row of rowsOf(tx, table, extra)) await parts.push(shapeRow(table, row));
+        const extra = table === 'audit-log' || table === 'audit-checkpoints' ? [head.tree.size] : [];
+        if (table === 'audit-checkpoints') latest = null;
+        for await (const row of rowsOf(tx, table, extra)) {
+          const shaped = shapeRow(table, row);
+          if (table === 'audit-checkpoints') latest = shaped as unknown as LatestCheckpoint;
+          await parts.push(shaped);
+        }
         await parts.flush();
         tables[table] = { rows: parts.rows, parts: parts.parts };
       }
@@ -106,19 +133,29 @@ export function createExportService({ db, clock, signer }: ExportServiceDeps) {
         organization: { id: org.id, slug: org.slug, name: org.name, grievance_period_days: settings?.grievance_period_days ?? null },
         exported_at: exportedAt.toISOString(),
         snapshot: db.kind === 'postgres' ? 'one transaction' : 'batches; the audit log up to its head',
-        audit_chain_head: head,
+        audit_chain_head: head.chain,
+        audit_tree: head.tree,
+        audit_unsealed: head.unsealed,
         tables,
       };
       await sink(META, Buffer.from(JSON.stringify(meta, null, 2) + '\n'));
       const manifestSha256 = await writer.finish((sha256) =>
         signManifest(
-          { format: FORMAT, organization: { id: org.id, slug: org.slug }, exported_at: meta.exported_at, manifest_sha256: sha256, audit_chain_head: head },
+          {
+            format: FORMAT,
+            organization: { id: org.id, slug: org.slug },
+            exported_at: meta.exported_at,
+            manifest_sha256: sha256,
+            audit_chain_head: head.chain,
+            audit_checkpoint: latest ? { tree_size: latest.tree_size, root_hash: latest.root_hash, jws: latest.jws } : null,
+          },
           signingKey,
         ),
       );
       return {
         manifestSha256,
         kid: signingKey.kid,
+        checkpoint: latest as LatestCheckpoint | null,
         rows: Object.fromEntries(Object.entries(tables).map(([t, v]) => [t, v.rows])) as Record<TableName, number>,
       };
     }));

@@ -9,6 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
 import { createChainVerifier, type ExportedAuditEntry } from '../audit/index.js';
+import { leafHash, MerkleFrontier, toHex } from '../audit/merkle.js';
+import { CheckpointError, verifyCheckpointJws, type CheckpointPayload, type PublishedCheckpoint } from '../transparency/index.js';
 import { noticeSha256, receiptMismatch, ReceiptVerificationError, verifyReceipt } from '../receipts/index.js';
 import { ArchiveError, FORMAT, FORMATS_READ, JWKS, MANIFEST, MANIFEST_SIGNATURE, META, TABLES, readArchive, type TableName } from './archive.js';
 import { verifyManifestSignature } from './manifest.js';
@@ -27,6 +29,10 @@ export interface VerifyReport {
   /** Whose keys the signatures were checked with: `jwks.json` (the archive's own) or the --jwks source given. */
   keys_from: string;
   audit: { entries: number; head: { seq: number; hash: string } | null } | null;
+  /** Format 3: the Merkle tree rebuilt from the entries, the signed checkpoints it matched, and how many entries were not sealed yet when exported. */
+  tree: { size: number; root_hash: string; checkpoints: number; unsealed: number } | null;
+  /** The checkpoint given from outside (--checkpoint), once it matched. */
+  kept: { tree_size: number; root_hash: string; timestamp: string } | null;
   /**
    * Receipts whose signature verified; of those, late ones (signed by the backfill after the record,
    * issued_late); records written before receipts existed (migration 0018) and not yet backfilled have none.
@@ -40,7 +46,14 @@ interface Meta {
   organization: { id: string; slug: string; name: string };
   exported_at: string;
   audit_chain_head: { seq: number; hash: string } | null;
+  audit_tree?: { size: number; root_hash: string };
+  audit_unsealed?: number;
   tables: Record<string, { rows: number; parts: string[] }>;
+}
+
+/** What pass 1 learnt that pass 2 checks: the checkpoint the signed manifest names. */
+interface Signed {
+  checkpoint: { tree_size: number; root_hash: string; jws: string } | null | undefined;
 }
 
 export interface VerifyOptions {
@@ -50,6 +63,11 @@ export interface VerifyOptions {
    * signature is checked with them. Without it the archive's own jwks.json is trusted.
    */
   jwks?: { keys: JSONWebKeySet['keys']; source: string };
+  /**
+   * A checkpoint kept from before the export (its compact JWS; from /.well-known/assent/checkpoints/latest,
+   * a witness or an earlier export): the archive's audit log must contain the tree it signs, unchanged.
+   */
+  checkpoint?: { jws: string; source: string };
 }
 
 class Problem extends Error {}
@@ -67,12 +85,26 @@ export async function verifyExport(file: string, options: VerifyOptions = {}): P
     manifest_signed_by: null,
     keys_from: options.jwks?.source ?? JWKS,
     audit: null,
+    tree: null,
+    kept: null,
     receipts: null,
     rows: {},
   };
   try {
-    const { meta, jwks } = await checkManifest(file, report, options);
-    await checkContents(file, meta, jwks, report);
+    const { meta, jwks, signed } = await checkManifest(file, report, options);
+    let kept: CheckpointPayload | null = null;
+    if (options.checkpoint) {
+      try {
+        kept = (await verifyCheckpointJws(options.checkpoint.jws, jwks)).checkpoint;
+      } catch (e) {
+        if (!(e instanceof CheckpointError)) throw e;
+        throw new Problem(`the checkpoint from ${options.checkpoint.source}: ${e.message}`);
+      }
+      if (kept.organization.id !== meta.organization.id) {
+        throw new Problem(`the checkpoint from ${options.checkpoint.source} is of organization ${kept.organization.slug} (${kept.organization.id}), the archive of ${meta.organization.slug}`);
+      }
+    }
+    await checkContents(file, meta, jwks, report, signed, kept && { payload: kept, source: options.checkpoint!.source });
     report.ok = true;
   } catch (e) {
     if (!(e instanceof Problem || e instanceof ArchiveError || isArchiveReadError(e))) throw e;
@@ -87,7 +119,7 @@ function isArchiveReadError(e: unknown): boolean {
 }
 
 /** Pass 1: the sums. Returns export.json and jwks.json, read from the archive once their sums matched. */
-async function checkManifest(file: string, report: VerifyReport, options: VerifyOptions): Promise<{ meta: Meta; jwks: JSONWebKeySet }> {
+async function checkManifest(file: string, report: VerifyReport, options: VerifyOptions): Promise<{ meta: Meta; jwks: JSONWebKeySet; signed: Signed }> {
   const sums = new Map<string, string>();
   const order: string[] = [];
   let root: string | null = null;
@@ -144,11 +176,15 @@ async function checkManifest(file: string, report: VerifyReport, options: Verify
   }
   if (!Array.isArray(jwks?.keys)) throw new Problem(`${JWKS} is not a JWK Set ({"keys": [...]})`);
   if (options.jwks) jwks = agreedKeys(jwks, options.jwks);
-  if (meta.format === FORMAT || signature) {
-    if (!signature) throw new Problem(`${MANIFEST_SIGNATURE} is missing: a ${FORMAT} archive's manifest is signed by the organization's key`);
-    report.manifest_signed_by = await checkSignature(signature, report.manifest_sha256, meta, jwks);
+  const signed: Signed = { checkpoint: undefined };
+  if (meta.format !== 'assent-export/1' || signature) {
+    if (!signature) throw new Problem(`${MANIFEST_SIGNATURE} is missing: a ${meta.format} archive's manifest is signed by the organization's key`);
+    const checked = await checkSignature(signature, report.manifest_sha256, meta, jwks);
+    report.manifest_signed_by = checked.kid;
+    signed.checkpoint = checked.checkpoint;
   }
-  return { meta, jwks };
+  if (meta.format === FORMAT && signed.checkpoint === undefined) throw new Problem(`${MANIFEST_SIGNATURE} names no audit checkpoint: a ${FORMAT} manifest signs the latest one`);
+  return { meta, jwks, signed };
 }
 
 /**
@@ -167,8 +203,8 @@ function agreedKeys(archived: JSONWebKeySet, outside: NonNullable<VerifyOptions[
   return { keys: outside.keys };
 }
 
-/** MANIFEST.jws: signed by a key of `jwks`, valid at the export's time, over this manifest, organization, time and audit head. Returns the kid. */
-async function checkSignature(signature: Buffer, manifestSha256: string | null, meta: Meta, jwks: JSONWebKeySet): Promise<string> {
+/** MANIFEST.jws: signed by a key of `jwks`, valid at the export's time, over this manifest, organization, time, audit head and (format 3) latest checkpoint. */
+async function checkSignature(signature: Buffer, manifestSha256: string | null, meta: Meta, jwks: JSONWebKeySet): Promise<{ kid: string; checkpoint: Signed['checkpoint'] }> {
   let signed;
   try {
     signed = await verifyManifestSignature(signature.toString('utf8'), jwks);
@@ -184,7 +220,7 @@ async function checkSignature(signature: Buffer, manifestSha256: string | null, 
   if (JSON.stringify(m.audit_chain_head ?? null) !== JSON.stringify(meta.audit_chain_head ?? null)) {
     throw new Problem(`${MANIFEST_SIGNATURE} signs audit chain head ${JSON.stringify(m.audit_chain_head)}, ${META} says ${JSON.stringify(meta.audit_chain_head)}`);
   }
-  return signed.kid;
+  return { kid: signed.kid, checkpoint: m.audit_checkpoint };
 }
 
 function parseLines(name: string, content: Buffer): unknown[] {
@@ -246,8 +282,28 @@ async function checkReceipt(r: ExportedRecord, where: string, jwks: JSONWebKeySe
 }
 
 /** Pass 2: notices, receipts, the audit chain and the row counts (the sums already hold, so the files are as exported). */
-async function checkContents(file: string, meta: Meta, jwks: JSONWebKeySet, report: VerifyReport): Promise<void> {
+async function checkContents(
+  file: string,
+  meta: Meta,
+  jwks: JSONWebKeySet,
+  report: VerifyReport,
+  signed: Signed,
+  kept: { payload: CheckpointPayload; source: string } | null,
+): Promise<void> {
   const chain = createChainVerifier();
+  const tree = new MerkleFrontier();
+  /** Checkpoint roots by size (audit-checkpoints/ comes before audit-log/), and the last one. */
+  const roots = new Map<number, { root: string; timestamp: string }>();
+  let lastCheckpoint: PublishedCheckpoint | null = null;
+  const treeProblem = (): string | null => {
+    const root = toHex(tree.root());
+    const c = roots.get(tree.size);
+    if (c && c.root !== root) return `the first ${tree.size} entries do not hash to the root of the archive's checkpoint ${tree.size} (signed ${c.timestamp}): entries were changed after it was signed`;
+    if (kept && kept.payload.tree_size === tree.size && kept.payload.root_hash !== root) {
+      return `the first ${tree.size} entries do not hash to the root of the checkpoint from ${kept.source} (signed ${kept.payload.timestamp}): entries were changed after it was signed`;
+    }
+    return null;
+  };
   const notices = new Map<string, string>();
   const receipts = { verified: 0, issued_late: 0, without_receipt: 0, keys: jwks.keys.length };
   const counted: Partial<Record<TableName, number>> = {};
@@ -280,6 +336,26 @@ async function checkContents(file: string, meta: Meta, jwks: JSONWebKeySet, repo
         receipts.verified += 1;
       }
     }
+    if (table === 'audit-checkpoints') {
+      for (const [i, row] of rows.entries()) {
+        const c = row as PublishedCheckpoint;
+        const where = `${entry.name} line ${i + 1}`;
+        let p: CheckpointPayload;
+        try {
+          p = (await verifyCheckpointJws(String(c.jws), jwks)).checkpoint;
+        } catch (e) {
+          if (!(e instanceof CheckpointError)) throw e;
+          throw new Problem(`audit checkpoint, ${where}: ${e.message}`);
+        }
+        if (p.organization.id !== meta.organization.id) throw new Problem(`audit checkpoint, ${where}: signed for organization ${p.organization.id}, the archive is of ${meta.organization.id}`);
+        if (p.tree_size !== c.tree_size || p.root_hash !== c.root_hash || p.timestamp !== c.timestamp) {
+          throw new Problem(`audit checkpoint, ${where}: its fields say size ${c.tree_size}, root ${c.root_hash}; its signature says size ${p.tree_size}, root ${p.root_hash}`);
+        }
+        if (lastCheckpoint && c.tree_size <= lastCheckpoint.tree_size) throw new Problem(`audit checkpoint, ${where}: sizes must grow (${lastCheckpoint.tree_size} then ${c.tree_size})`);
+        roots.set(c.tree_size, { root: c.root_hash, timestamp: c.timestamp });
+        lastCheckpoint = c;
+      }
+    }
     if (table === 'audit-log') {
       for (const [i, row] of rows.entries()) {
         let broken;
@@ -289,14 +365,35 @@ async function checkContents(file: string, meta: Meta, jwks: JSONWebKeySet, repo
           throw new Problem(`${entry.name} line ${i + 1} is not an audit log entry`);
         }
         if (broken) throw new Problem(`audit log entry ${broken.seq}${broken.id ? ` (${broken.id})` : ''}, ${entry.name} line ${i + 1}: ${broken.reason}`);
+        tree.append(leafHash((row as ExportedAuditEntry).canonical));
+        const problem = treeProblem();
+        if (problem) throw new Problem(`audit log, ${entry.name} line ${i + 1}: ${problem}`);
       }
     }
   }
   const audit = chain.finish(meta.audit_chain_head ?? null);
   if (audit.broken) throw new Problem(`audit log: ${audit.broken.reason}`);
   report.audit = { entries: audit.entries, head: audit.head };
+  const last = lastCheckpoint as PublishedCheckpoint | null;
+  if (last && last.tree_size > tree.size) throw new Problem(`audit log: checkpoint ${last.tree_size} covers more entries than the archive holds (${tree.size}): entries were removed`);
+  if (kept && kept.payload.tree_size > tree.size) {
+    throw new Problem(`audit log: the checkpoint from ${kept.source} (signed ${kept.payload.timestamp}) covers ${kept.payload.tree_size} entries, the archive holds ${tree.size}: entries were removed`);
+  }
+  if (meta.format === FORMAT) {
+    const root = toHex(tree.root());
+    if (meta.audit_tree?.size !== tree.size || meta.audit_tree?.root_hash !== root) {
+      throw new Problem(`audit log: ${META} gives the tree as ${JSON.stringify(meta.audit_tree)}, the entries make size ${tree.size}, root ${root}`);
+    }
+    const named = signed.checkpoint ?? null;
+    if (JSON.stringify(named && { tree_size: named.tree_size, root_hash: named.root_hash, jws: named.jws }) !== JSON.stringify(last && { tree_size: last.tree_size, root_hash: last.root_hash, jws: last.jws })) {
+      throw new Problem(`${MANIFEST_SIGNATURE} names checkpoint ${named ? named.tree_size : 'none'}, the archive's latest is ${last ? last.tree_size : 'none'}: checkpoints were removed or added`);
+    }
+    report.tree = { size: tree.size, root_hash: root, checkpoints: roots.size, unsealed: meta.audit_unsealed ?? 0 };
+  }
+  if (kept) report.kept = { tree_size: kept.payload.tree_size, root_hash: kept.payload.root_hash, timestamp: kept.payload.timestamp };
   report.receipts = receipts;
   for (const table of TABLES) {
+    if (table === 'audit-checkpoints' && meta.format !== FORMAT && !meta.tables?.[table]) continue; // format 1 and 2 have none
     const said = meta.tables?.[table];
     if (!said) throw new Problem(`${META} does not describe ${table}`);
     if (JSON.stringify(said.parts) !== JSON.stringify(parts[table] ?? [])) throw new Problem(`${table}: ${META} lists parts ${said.parts.join(', ') || 'none'}, the archive holds ${(parts[table] ?? []).join(', ') || 'none'}`);

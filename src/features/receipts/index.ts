@@ -4,7 +4,7 @@ import type { AccessDeps } from '../../platform/auth/access.js';
 import { receiptRoutes } from './routes.js';
 import { createReceiptService, type ReceiptServiceDeps } from './service.js';
 
-export { createReceiptService, type ReceiptService, type ReceiptSigner, type SigningContext } from './service.js';
+export { createReceiptService, publishedKeysOf, type ReceiptService, type ReceiptSigner, type SigningContext } from './service.js';
 export { BACKFILL_BATCH, createReceiptBackfillJob, type BackfillReport } from './backfill.js';
 export { JwksSourceError, loadJwks, verifyReceiptFile, type ReceiptFileReport } from './verify-file.js';
 export {

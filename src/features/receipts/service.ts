@@ -7,7 +7,7 @@ import type { TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { SigningKeyring, SigningPrivateKey } from '../../platform/crypto/signing-keys.js';
 import { recordAudit } from '../audit/index.js';
-import { buildReceipt, publishedKey, signReceipt, type ReceiptInput } from './document.js';
+import { buildReceipt, publishedKey, signReceipt, type PublishedJwk, type ReceiptInput } from './document.js';
 import { signingKeyRepo } from './repo.js';
 import { createReceiptBackfill } from './backfill.js';
 
@@ -30,6 +30,12 @@ export interface SigningContext {
 export interface ReceiptSigner {
   prepare(tx: TenantTx, previousOf: { collectionPoint: string; dpId: string } | null): Promise<SigningContext>;
   sign(context: SigningContext, input: Omit<ReceiptInput, 'controller'>): Promise<string>;
+}
+
+/** The organization's public keys with their validity, as /.well-known/jwks.json serves them (also the export's jwks.json and `audit verify`'s). */
+export async function publishedKeysOf(tx: TenantTx): Promise<{ keys: PublishedJwk[] }> {
+  const keys = await signingKeyRepo(tx).list();
+  return { keys: keys.map(publishedKey) };
 }
 
 export function createReceiptService({ db, clock, keyring, publicUrl }: ReceiptServiceDeps) {
@@ -72,9 +78,8 @@ export function createReceiptService({ db, clock, keyring, publicUrl }: ReceiptS
     backfill: backfill.run,
 
     /** The organization's public keys, current and retired, oldest first: the JWKS. */
-    async jwks(orgId: string) {
-      const keys = await signingKeyRepo(tenantReads(db, orgId)).list();
-      return { keys: keys.map(publishedKey) };
+    jwks(orgId: string) {
+      return publishedKeysOf(tenantReads(db, orgId));
     },
 
     /** Every key with its dates (public parts only). */

@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   dp_token_forbidden: { status: 403, meaning: "A data principal's token was sent to an organization endpoint: it acts for one person only" },
   // 404
   not_found: { status: 404, meaning: 'No such record in this organization (malformed ids and other organizations\' ids included)' },
+  no_checkpoint: { status: 404, meaning: "The organization's audit log has no signed checkpoint yet (the first follows its first entry within a few seconds)" },
   route_not_found: { status: 404, meaning: 'No endpoint at this path (for API clients the dashboard\'s pages are not there)' },
   // 405
   method_not_allowed: { status: 405, meaning: 'The path does not take this method; `Allow` lists the methods it takes' },
@@ -37,6 +38,7 @@ export const ERROR_CODES = {
   request_timeout: { status: 408, meaning: 'The request did not arrive within the server\'s time limit; the connection is closed' },
   // 409, 410, 413, 414, 415
   conflict: { status: 409, meaning: 'The request conflicts with the record\'s current state' },
+  entry_not_sealed: { status: 409, meaning: 'The audit entry is not in the Merkle tree yet (entries are sealed within seconds of their commit); try again' },
   idempotency_key_in_flight: { status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry it later' },
   gone: { status: 410, meaning: 'The record existed but can no longer be used' },
   payload_too_large: { status: 413, meaning: 'The body is over 256 KiB' },

@@ -1,0 +1,204 @@
+// The audit sequencer (issues 31 and 32): seals each organization's new audit entries into its hash
+// chain and Merkle tree shortly after they commit, off the request path, and signs checkpoints.
+//
+// Which organizations: every recordAudit in this process tells it (onAuditRecorded), and it seals
+// those on its next tick (every intervalMs, 1 s); a sweep over every organization (every sweepMs,
+// 60 s, and at start) seals what other writers left (the CLI, another process that died between its
+// commit and its tick). Several processes at once: assent_audit_seal takes the organization's head
+// row with SKIP LOCKED, so one seals and the others skip it and try on their next tick.
+//
+// Checkpoints: after sealing, when the tree has grown, a checkpoint is signed if the organization has
+// none yet or its latest is at least checkpointMs (60 s) old; otherwise the organization is kept and
+// signed on a later tick, so a checkpoint follows new entries within a minute (and a tick). The
+// export and `assent audit verify` seal and sign at once (sealNow).
+import type { Database } from '../../platform/db/types.js';
+import { withTenant, tenantReads, type TenantTx } from '../../platform/db/tenant-tx.js';
+import type { Clock } from '../../platform/clock.js';
+import { createIntervalJob } from '../../platform/jobs.js';
+import { onAuditRecorded } from '../audit/index.js';
+import type { ReceiptSigner } from '../receipts/index.js';
+import { CHECKPOINT_FORMAT, signCheckpoint, type PublishedCheckpoint } from './checkpoints.js';
+import { transparencyRepo, type CheckpointRow } from './repo.js';
+
+export const SEAL_BATCH = 1000;
+
+export interface SequencerDeps {
+  db: Database;
+  clock: Clock;
+  /** Signs checkpoints; without it (a CLI command with no ASSENT_SECRET_KEY) entries are sealed and the server signs. */
+  signer?: ReceiptSigner;
+  log: { error(o: object, m: string): void; warn?(o: object, m: string): void };
+  intervalMs?: number;
+  sweepMs?: number;
+  checkpointMs?: number;
+  /** Inside the checkpoint's transaction: tell its witnesses (the checkpoint.published event). */
+  publish?: (tx: TenantTx, checkpoint: PublishedCheckpoint) => Promise<void>;
+  /** After the checkpoint commits: an RFC 3161 token over its JWS (TSA_URL), stored with it. */
+  timestamp?: (jws: string) => Promise<Buffer>;
+}
+
+export interface SealOutcome {
+  /** Entries sealed now. */
+  sealed: number;
+  tree_size: number;
+  root_hash: string;
+  /** Another process was sealing the organization (try again later). */
+  busy: boolean;
+  /** The checkpoint signed now, if any. */
+  checkpoint: PublishedCheckpoint | null;
+  /** The tree has grown past its latest checkpoint, which is not due yet: when it is. */
+  checkpointDueAt: number | null;
+}
+
+export function publishedCheckpoint(r: CheckpointRow): PublishedCheckpoint {
+  return {
+    tree_size: Number(r.tree_size),
+    root_hash: r.root_hash,
+    timestamp: r.at.toISOString(),
+    kid: r.kid,
+    jws: r.jws,
+    tsa_token: r.tsa_token ? Buffer.from(r.tsa_token).toString('base64') : null,
+  };
+}
+
+export function createSequencer(deps: SequencerDeps) {
+  const { db, clock, signer, log } = deps;
+  const checkpointMs = deps.checkpointMs ?? 60_000;
+  const sweepMs = deps.sweepMs ?? 60_000;
+  const dirty = new Set<string>();
+  const checkpointDue = new Map<string, number>();
+  let nextSweep = 0;
+  const unsubscribe = onAuditRecorded((orgId) => dirty.add(orgId));
+
+  /** One transaction: a batch sealed and, when `checkpoint` asks and it is due, a checkpoint signed. */
+  async function sealBatch(orgId: string, checkpoint: 'due' | 'now' | 'never'): Promise<SealOutcome> {
+    return withTenant(db, orgId, async (tx) => {
+      const repo = transparencyRepo(tx);
+      const r = await repo.seal(SEAL_BATCH);
+      if (r.sealed < 0) return { sealed: 0, tree_size: 0, root_hash: '', busy: true, checkpoint: null, checkpointDueAt: null };
+      const out: SealOutcome = { sealed: r.sealed, tree_size: r.tree_size, root_hash: r.root_hash!, busy: false, checkpoint: null, checkpointDueAt: null };
+      if (!signer || checkpoint === 'never' || r.sealed === SEAL_BATCH || r.tree_size === 0) return out;
+      const latest = await repo.latestCheckpoint();
+      if (latest && Number(latest.tree_size) >= r.tree_size) return out;
+      const now = clock.now();
+      const dueAt = latest ? latest.at.getTime() + checkpointMs : 0;
+      if (checkpoint === 'due' && now.getTime() < dueAt) return { ...out, checkpointDueAt: dueAt };
+      const context = await signer.prepare(tx, null);
+      const key = await context.key;
+      const timestamp = now.toISOString();
+      const jws = await signCheckpoint(
+        { format: CHECKPOINT_FORMAT, organization: { id: orgId, slug: context.controller.slug }, tree_size: r.tree_size, root_hash: r.root_hash!, timestamp },
+        key,
+      );
+      await repo.insertCheckpoint({ tree_size: r.tree_size, root_hash: r.root_hash!, at: now, kid: key.kid, jws });
+      const published: PublishedCheckpoint = { tree_size: r.tree_size, root_hash: r.root_hash!, timestamp, kid: key.kid, jws, tsa_token: null };
+      if (deps.publish) await deps.publish(tx, published);
+      return { ...out, checkpoint: published };
+    });
+  }
+
+  async function afterCheckpoint(orgId: string, c: PublishedCheckpoint): Promise<PublishedCheckpoint> {
+    if (!deps.timestamp) return c;
+    try {
+      const token = await deps.timestamp(c.jws);
+      await withTenant(db, orgId, (tx) => transparencyRepo(tx).setTimestampToken(c.tree_size, token));
+      return { ...c, tsa_token: token.toString('base64') };
+    } catch (err) {
+      // The checkpoint stands without its token; the next one asks the TSA again.
+      (log.warn ?? log.error).call(log, { err, orgId, tree_size: c.tree_size }, 'checkpoint timestamp (TSA_URL) failed');
+      return c;
+    }
+  }
+
+  /** Seals everything the organization has now, batch by batch; busy when another process holds it. */
+  async function seal(orgId: string, checkpoint: 'due' | 'now' | 'never'): Promise<SealOutcome> {
+    let total = 0;
+    for (;;) {
+      const r = await sealBatch(orgId, checkpoint);
+      total += r.sealed;
+      if (r.busy || r.sealed < SEAL_BATCH) {
+        const c = r.checkpoint ? await afterCheckpoint(orgId, r.checkpoint) : null;
+        return { ...r, sealed: total, checkpoint: c };
+      }
+    }
+  }
+
+  async function sweepTargets(now: number): Promise<string[]> {
+    if (now < nextSweep) return [];
+    nextSweep = now + sweepMs;
+    const orgs = await db.system.query<{ id: string }>('select id from organizations order by id');
+    const out: string[] = [];
+    for (const { id } of orgs) {
+      const [w] = await tenantReads(db, id).query<{ work: boolean }>(
+        `select exists (select 1 from audit_log where org_id = $1::uuid and seq is null)
+             or coalesce((select seq from audit_chain_heads where org_id = $1::uuid), 0)
+                > coalesce((select max(tree_size) from audit_checkpoints where org_id = $1::uuid), 0) as work`,
+        [id],
+      );
+      if (w?.work) out.push(id);
+    }
+    return out;
+  }
+
+  async function runOnce(): Promise<{ organizations: number; sealed: number; checkpoints: number }> {
+    const now = Date.now();
+    const targets = new Set(dirty);
+    dirty.clear();
+    for (const [org, at] of checkpointDue) if (at <= clock.now().getTime()) targets.add(org);
+    for (const org of await sweepTargets(now)) targets.add(org);
+    let sealed = 0;
+    let checkpoints = 0;
+    for (const org of targets) {
+      try {
+        const r = await seal(org, 'due');
+        sealed += r.sealed;
+        if (r.checkpoint) checkpoints += 1;
+        if (r.busy) dirty.add(org);
+        if (r.checkpointDueAt !== null) checkpointDue.set(org, r.checkpointDueAt);
+        else if (!r.busy) checkpointDue.delete(org);
+      } catch (err) {
+        dirty.add(org);
+        log.error({ err, orgId: org }, 'audit sealing failed');
+      }
+    }
+    return { organizations: targets.size, sealed, checkpoints };
+  }
+
+  /**
+   * For the export and `audit verify`: every entry committed so far sealed and a checkpoint of the tree
+   * signed now if it grew (waiting, up to 30 s, while another process seals the organization).
+   */
+  async function sealNow(orgId: string): Promise<SealOutcome> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const r = await seal(orgId, 'now');
+      if (!r.busy) {
+        checkpointDue.delete(orgId);
+        return r;
+      }
+      if (Date.now() > deadline) throw new Error('another process has been sealing this organization for 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /** Before a read of the log (GET /api/v1/audit-log): what is committed sealed, checkpoint only if due; a busy organization is left to its sealer. */
+  async function catchUp(orgId: string): Promise<void> {
+    const r = await seal(orgId, 'due');
+    if (r.busy) dirty.add(orgId);
+    else if (r.checkpointDueAt !== null) checkpointDue.set(orgId, r.checkpointDueAt);
+  }
+
+  const job = createIntervalJob({ name: 'audit sequencer', run: runOnce, intervalMs: deps.intervalMs ?? 1000, log, runAtStart: true });
+  return {
+    runOnce,
+    sealNow,
+    catchUp,
+    start: job.start,
+    async stop() {
+      unsubscribe();
+      await job.stop();
+    },
+  };
+}
+
+export type Sequencer = ReturnType<typeof createSequencer>;
