@@ -7,7 +7,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { checkRole, type AccountsService, type UserService } from '../features/accounts/index.js';
-import { verifyAuditChain, witness, WITNESS_DEFAULT_DIR } from '../features/audit/index.js';
+import { verifyAuditChain } from '../features/audit/index.js';
 import { migrate, type MigrationResult } from '../platform/db/migrate.js';
 import { openDatabase } from '../platform/db/open.js';
 import { copyStore, StoreCopyError } from '../platform/db/copy.js';
@@ -22,7 +22,7 @@ import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
 import { JwksSourceError, loadJwks, publishedKeysOf, verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
 import { tenantReads } from '../platform/db/tenant-tx.js';
-import { CheckpointError, checkpointJwsOf, verifyAuditLog, type Sequencer } from '../features/transparency/index.js';
+import { CheckpointError, checkpointJwsOf, verifyAuditLog, witness, WITNESS_DEFAULT_DIR, type Sequencer } from '../features/transparency/index.js';
 import { generateSecretKey, MissingSecretKeyError, resolveSecretKey, SECRET_KEY_FILE } from '../platform/crypto/secret-key.js';
 import { rotateSecret } from '../platform/crypto/secret-rotation.js';
 

@@ -22,7 +22,7 @@ import { serve } from '../main.js';
 import { MissingSecretKeyError, resolveSecretKey } from '../platform/crypto/secret-key.js';
 import { createSigningKeyring } from '../platform/crypto/signing-keys.js';
 import { createReceiptService, type ReceiptService } from '../features/receipts/index.js';
-import { createSequencer, type Sequencer } from '../features/transparency/index.js';
+import { checkpointHooks, createSequencer, type Sequencer } from '../features/transparency/index.js';
 import { COMMANDS, UsageError, commandHelp, globalHelp, groupHelp, groupOf, usageLine, type Command, type CommandInput, type CommandOutput, type OptionSpec } from './commands.js';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -75,7 +75,7 @@ async function executeHere(command: Command, input: CommandInput, config: Config
     };
     const ctx = {
       receipts: receiptsOf,
-      sequencer: () => (sequencer ??= createSequencer({ db: store.db, clock: systemClock, signer: keyring ? receiptsOf().signer : undefined, log: console })),
+      sequencer: () => (sequencer ??= createSequencer({ db: store.db, clock: systemClock, signer: keyring ? receiptsOf().signer : undefined, log: console, ...checkpointHooks(config, systemClock) })),
       db: store.db,
       accounts: createAccountsService({ db: store.db, clock: systemClock, keyring }),
       users: createUserService({ db: store.db, clock: systemClock }),

@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { withTenant } from '../../src/platform/db/tenant-tx.js';
-import { recordCheckpointPublished, type PublishedCheckpoint } from '../../src/features/audit/index.js';
+import { recordCheckpointPublished, type PublishedCheckpoint } from '../../src/features/transparency/index.js';
 
 let t: TestApp;
 let receiver: Receiver;

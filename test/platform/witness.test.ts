@@ -12,7 +12,7 @@ import { CompactSign, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { consistencyRanges, EMPTY_ROOT, leafHash, nodeHash, toHex, type Hash } from '../../src/features/audit/merkle.js';
 import { checkpointTimestampData, requestTimestamp } from '../../src/features/audit/tsa.js';
-import { witnessOrganization, type KeptCheckpoint } from '../../src/features/audit/witness.js';
+import { witnessOrganization, type KeptCheckpoint } from '../../src/features/transparency/witness.js';
 import { startOpensslTsa, type OpensslTsa } from '../support/openssl-tsa.js';
 
 /** MTH(D[a:b]) by RFC 9162's recursion. */

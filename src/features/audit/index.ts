@@ -13,7 +13,5 @@ export function registerAudit(app: FastifyInstance, deps: AuditServiceDeps) {
   return service;
 }
 
-// Issue 32 items 2 and 4 (wip/proof): trusted time, the checkpoint.published event, the witness.
+// Issue 32 item 4 (wip/proof): trusted time (RFC 3161).
 export { requestTimestamp, verifyTimestampToken, checkpointTimestampData, verifyCheckpointTimestamp, TimestampRequestError, TimestampVerificationError, type TimestampInfo } from './tsa.js';
-export { recordCheckpointPublished, type PublishedCheckpoint } from './checkpoint-event.js';
-export { witness, witnessOrganization, WITNESS_DEFAULT_DIR, type WitnessResult, type KeptCheckpoint } from './witness.js';

@@ -5,21 +5,11 @@
 // organization's reach, and can check each against the next with a consistency proof (`assent witness`).
 import type { TenantTx } from '../../platform/db/tenant-tx.js';
 import { recordEvent } from '../../platform/webhooks/events.js';
-
-/** A checkpoint as it is published: GET /.well-known/assent/checkpoints/latest, and this event's `data.checkpoint`. */
-export interface PublishedCheckpoint {
-  tree_size: number;
-  /** MTH of the first tree_size entries, hex. */
-  root_hash: string;
-  /** When the organization signed it (ISO 8601). */
-  timestamp: string;
-  /** The signing key's id (in /.well-known/jwks.json). */
-  kid: string;
-  /** Compact JWS (EdDSA, typ assent-checkpoint+jws) over {format, organization, tree_size, root_hash, timestamp}. */
-  jws: string;
-  /** RFC 3161 time-stamp token of the JWS (base64 DER), or null without TSA_URL. */
-  tsa_token: string | null;
-}
+import type { PublishedCheckpoint } from './checkpoints.js';
+import type { SequencerDeps } from './sequencer.js';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
+import { checkpointTimestampData, requestTimestamp } from '../audit/index.js';
 
 /**
  * Records the event in the sequencer's tenant transaction (the one that stores the checkpoint), so it is
@@ -28,4 +18,17 @@ export interface PublishedCheckpoint {
 export async function recordCheckpointPublished(tx: TenantTx, checkpoint: PublishedCheckpoint, at: Date): Promise<void> {
   const { tree_size, root_hash, timestamp, kid, jws, tsa_token } = checkpoint;
   await recordEvent(tx, 'checkpoint.published', { checkpoint: { tree_size, root_hash, timestamp, kid, jws, tsa_token } }, at);
+}
+
+/**
+ * What the sequencer does with each new checkpoint, for the server and the CLI alike: tell the witnesses'
+ * endpoints (checkpoint.published, in the checkpoint's transaction) and, with TSA_URL, have its JWS
+ * time-stamped (after the commit; a TSA that fails leaves the checkpoint without a token).
+ */
+export function checkpointHooks(config: Pick<Config, 'tsaUrl'>, clock: Clock): Pick<SequencerDeps, 'publish' | 'timestamp'> {
+  const tsaUrl = config.tsaUrl;
+  return {
+    publish: (tx, checkpoint) => recordCheckpointPublished(tx, checkpoint, clock.now()),
+    ...(tsaUrl ? { timestamp: (jws: string) => requestTimestamp(tsaUrl.href, checkpointTimestampData(jws)) } : {}),
+  };
 }

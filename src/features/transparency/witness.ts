@@ -11,10 +11,9 @@ import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
 import type { JSONWebKeySet, JWK } from 'jose';
-import { fromHex, isHashHex, verifyConsistency } from './merkle.js';
-import { TimestampVerificationError, verifyCheckpointTimestamp } from './tsa.js';
-import type { PublishedCheckpoint } from './checkpoint-event.js';
-import { CheckpointError, verifyCheckpointJws } from './witness-shim.js'; // TEMPORARY: ../transparency/index.js after the merge
+import { fromHex, isHashHex, verifyConsistency } from '../audit/merkle.js';
+import { TimestampVerificationError, verifyCheckpointTimestamp } from '../audit/index.js';
+import { CheckpointError, verifyCheckpointJws, type PublishedCheckpoint } from './checkpoints.js';
 
 export const WITNESS_DEFAULT_DIR = 'assent-witness';
 const FETCH_TIMEOUT_MS = 10_000;
