@@ -655,11 +655,20 @@ export const COMMANDS: Command[] = [
     options: {
       jwks: { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside the archive: https://<org host>/.well-known/jwks.json, or a saved copy" },
       checkpoint: { type: 'string', value: 'FILE', help: 'a checkpoint kept from before (its JSON or JWS): the archive must contain its tree unchanged' },
-      json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, tree, kept, receipts, rows}' },
+      'tsa-cert': { type: 'string', value: 'FILE', help: "the time-stamping authority's certificate (PEM), or its CA's: verify every checkpoint's RFC 3161 token" },
+      json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, tree, kept, timestamps, receipts, rows}' },
     },
     async offline({ args: [file], options }) {
       let outside;
       let checkpoint;
+      let tsaCertPem: string | undefined;
+      if (typeof options['tsa-cert'] === 'string') {
+        try {
+          tsaCertPem = readFileSync(options['tsa-cert'], 'utf8');
+        } catch (e) {
+          throw new UsageError(`cannot read the TSA certificate ${options['tsa-cert']}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+      }
       try {
         if (typeof options.jwks === 'string') outside = { keys: (await loadJwks(options.jwks)).keys, source: options.jwks };
         if (typeof options.checkpoint === 'string') checkpoint = { jws: checkpointJwsOf(readFileSync(options.checkpoint, 'utf8')), source: options.checkpoint };
@@ -668,7 +677,7 @@ export const COMMANDS: Command[] = [
         if (!(e instanceof JwksSourceError || e instanceof CheckpointError || (e as NodeJS.ErrnoException).code === 'ENOENT')) throw e;
         return { human: `Export ${file} not verified: ${problem}`, data: { ok: false, problem }, exitCode: 1 };
       }
-      const report = await verifyExport(file!, { jwks: outside, checkpoint });
+      const report = await verifyExport(file!, { jwks: outside, checkpoint, tsaCertPem });
       const org = report.organization ? `${report.organization.slug} (${report.organization.id})` : file!;
       return {
         human: report.ok
@@ -681,6 +690,12 @@ export const COMMANDS: Command[] = [
             (report.tree
               ? `  audit tree: root ${report.tree.root_hash} (size ${report.tree.size}), ${report.tree.checkpoints} signed checkpoints match` +
                 (report.tree.unsealed ? `; ${report.tree.unsealed} entries written during the export were not sealed yet and are not in it` : '') +
+                '\n'
+              : '') +
+            (report.timestamps
+              ? `  TSA tokens: ${report.timestamps.verified} verified with ${String(options['tsa-cert'])}` +
+                (report.timestamps.first ? ` (TSA times ${report.timestamps.first} to ${report.timestamps.last})` : '') +
+                (report.timestamps.without_token ? `; ${report.timestamps.without_token} checkpoints have none` : '') +
                 '\n'
               : '') +
             (report.kept ? `  the checkpoint from ${String(options.checkpoint)} (${report.kept.tree_size} entries, signed ${report.kept.timestamp}) is contained unchanged\n` : '') +

@@ -4,7 +4,8 @@
 // A first run keeps the checkpoint; entries are added and sealed; a second run proves consistency.
 // Then the proxy answers, for the size kept, a checkpoint with another root, signed with the
 // organization's real key (the organization showing two histories): refused with exit 1, naming both.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { startOpensslTsa, type OpensslTsa } from '../support/openssl-tsa.js';
 import { runCli } from './child.js';
 import { withTenant } from '../../src/platform/db/tenant-tx.js';
 import { CHECKPOINT_FORMAT, signCheckpoint } from '../../src/features/transparency/index.js';
+import { createExportService } from '../../src/features/export/index.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -86,8 +88,10 @@ test('assent witness keeps, proves consistency, and refuses a fork with exit 1',
   const hostDir = join(dir, host.replace(':', '_'));
   const latest = JSON.parse(readFileSync(join(hostDir, 'latest.json'), 'utf8'));
   const served = await t.call({ method: 'GET', url: '/.well-known/assent/checkpoints/latest', org });
-  expect(latest.checkpoint).toEqual(served.json());
-  expect(latest.checkpoint.tsa_token).toMatch(/^[A-Za-z0-9+/]+=*$/);
+  const { witness: about, ...published } = latest;
+  expect(published).toEqual(served.json());
+  expect(about).toMatchObject({ url, organization: { id: org.id, slug: org.slug }, consistency: { from_size: r.previous.tree_size } });
+  expect(latest.tsa_token).toMatch(/^[A-Za-z0-9+/]+=*$/);
   expect(readdirSync(join(hostDir, 'checkpoints'))).toHaveLength(2);
 
   const unchanged = await witness();
@@ -105,13 +109,42 @@ test('assent witness keeps, proves consistency, and refuses a fork with exit 1',
     const forked = await witness();
     expect(forked.code).toBe(1);
     expect(forked.stdout).toBe(
-      `${host}: FORK REFUSED: two checkpoints of size ${r.checkpoint.tree_size} with different roots: kept size ${r.checkpoint.tree_size}, root ${r.checkpoint.root_hash}, signed ${latest.checkpoint.timestamp}; now size ${r.checkpoint.tree_size}, root ${otherRoot}, signed ${timestamp}\n`,
+      `${host}: FORK REFUSED: two checkpoints of size ${r.checkpoint.tree_size} with different roots: kept size ${r.checkpoint.tree_size}, root ${r.checkpoint.root_hash}, signed ${latest.timestamp}; now size ${r.checkpoint.tree_size}, root ${otherRoot}, signed ${timestamp}\n`,
     );
   } finally {
     forgedLatest = null;
   }
   // The kept checkpoints are untouched by the refused run.
   expect(JSON.parse(readFileSync(join(hostDir, 'latest.json'), 'utf8'))).toEqual(latest);
+});
+
+test('the export carries the TSA tokens; export verify --tsa-cert checks them, and refuses another TSA', async () => {
+  await addEntries(1);
+  const file = join(dir, 'acme-export.tar.gz');
+  const started = createExportService({ db: t.db, clock: t.clock, signer: t.app.services.receipts.signer, sequencer: t.app.sequencer }).exportOrganization({ id: org.id, slug: org.slug, name: org.slug });
+  await Promise.all([pipeline(started.stream, createWriteStream(file)), started.done]);
+  const host = new URL(url).host;
+  const kept = join(dir, host.replace(':', '_'), 'latest.json');
+
+  const ok = await runCli(['export', 'verify', file, '--tsa-cert', tsa.caCertFile, '--checkpoint', kept], {});
+  expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+  expect(ok.stdout).toMatch(new RegExp(`\n  TSA tokens: ([3-9]|\\d\\d+) verified with ${tsa.caCertFile.replace(/[.]/g, '\\.')} \\(TSA times \\S+ to \\S+\\)\n`));
+  const json = await runCli(['export', 'verify', file, '--tsa-cert', tsa.tsaCertFile, '--json'], {});
+  const report = JSON.parse(json.stdout) as { ok: boolean; timestamps: { verified: number; without_token: number }; tree: { checkpoints: number } };
+  expect(report.ok).toBe(true);
+  expect(report.timestamps.verified + report.timestamps.without_token).toBe(report.tree.checkpoints);
+  expect(report.timestamps.without_token).toBe(0);
+  // Without --tsa-cert nothing about tokens is said (nor checked).
+  expect(JSON.parse((await runCli(['export', 'verify', file, '--json'], {})).stdout)).not.toHaveProperty('timestamps');
+
+  const other = await startOpensslTsa();
+  try {
+    const wrong = await runCli(['export', 'verify', file, '--tsa-cert', other.caCertFile], {});
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toMatch(/FAILED verification: audit checkpoint, audit-checkpoints\/000001\.jsonl line 1: the TSA token of checkpoint \d+ does not verify: the token was signed by .*Test Time Stamping Authority.*, which is not the TSA certificate given/);
+  } finally {
+    await other.close();
+  }
 });
 
 test('usage: at least one address; an unreadable --tsa-cert is named', async () => {

@@ -113,7 +113,7 @@ test('first run keeps the checkpoint; later runs prove consistency, keep each, a
   const hostDir = join(dir, new URL(org.url).host.replace(':', '_'));
   expect(readdirSync(join(hostDir, 'checkpoints')).sort()).toEqual(['000000000005.json', '000000000013.json']);
   const latest = JSON.parse(readFileSync(join(hostDir, 'latest.json'), 'utf8')) as KeptCheckpoint;
-  expect(latest).toMatchObject({ checkpoint: org.latest!, consistency: { from_size: 5, from_root: first.checkpoint!.root_hash }, tsa: { serial: expect.any(String) } });
+  expect(latest).toEqual({ ...org.latest!, witness: { url: org.url, organization: { id: expect.any(String), slug: 'acme' }, fetched_at: expect.any(String), consistency: { from_size: 5, from_root: first.checkpoint!.root_hash, proof: expect.any(Array) }, tsa: { gen_time: expect.any(String), serial: expect.any(String), policy: '1.3.6.1.4.1.99999.1' } } });
 });
 
 test('a fork is refused naming both checkpoints: same size, another root', async () => {

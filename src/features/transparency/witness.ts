@@ -21,18 +21,23 @@ const MAX_BODY = 1 << 20;
 
 export type WitnessStatus = 'first' | 'unchanged' | 'consistent' | 'no_checkpoint' | 'fork' | 'refused' | 'error';
 
-export interface KeptCheckpoint {
-  /** The organization's address the witness asked. */
-  url: string;
-  organization: { id: string; slug: string };
-  checkpoint: PublishedCheckpoint;
-  /** When this witness fetched it. */
-  fetched_at: string;
-  /** The proof that it extends the checkpoint kept before it (null for the first kept, or the same size). */
-  consistency: { from_size: number; from_root: string; proof: string[] } | null;
-  /** The TSA token's content, when checked with --tsa-cert. */
-  tsa: { gen_time: string; serial: string; policy: string } | null;
-}
+/**
+ * A kept checkpoint's file: the checkpoint exactly as the organization published it (so `export verify
+ * --checkpoint` and `audit verify --checkpoint` read the file as it is), and what this witness knew of it.
+ */
+export type KeptCheckpoint = PublishedCheckpoint & {
+  witness: {
+    /** The organization's address the witness asked. */
+    url: string;
+    organization: { id: string; slug: string };
+    /** When this witness fetched it. */
+    fetched_at: string;
+    /** The proof that it extends the checkpoint kept before it (null for the first kept). */
+    consistency: { from_size: number; from_root: string; proof: string[] } | null;
+    /** The TSA token's content, when checked with --tsa-cert. */
+    tsa: { gen_time: string; serial: string; policy: string } | null;
+  };
+};
 
 export interface WitnessResult {
   url: string;
@@ -239,7 +244,7 @@ export async function witnessOrganization(rawUrl: string, options: WitnessOption
     const at = (path: string) => new URL(base.pathname.replace(/\/+$/, '') + path, base.origin);
     const latestKept = readKept<KeptCheckpoint>(files.latest);
     result.kept = files.count();
-    if (latestKept) result.previous = { tree_size: latestKept.checkpoint.tree_size, root_hash: latestKept.checkpoint.root_hash, timestamp: latestKept.checkpoint.timestamp };
+    if (latestKept) result.previous = { tree_size: latestKept.tree_size, root_hash: latestKept.root_hash, timestamp: latestKept.timestamp };
 
     const jwksAnswer = await ask(at('/.well-known/jwks.json'), "the organization's keys", timeoutMs);
     const fetchedJwks = jwksAnswer.body as JSONWebKeySet;
@@ -251,7 +256,7 @@ export async function witnessOrganization(rawUrl: string, options: WitnessOption
     const latest = await ask(at('/.well-known/assent/checkpoints/latest'), 'the latest checkpoint', timeoutMs);
     if (latest.status === 404 && (latest.body as { code?: string } | null)?.code === 'no_checkpoint') {
       if (latestKept) {
-        throw new Stop('fork', `${base.host} says it has no checkpoint, but this witness kept checkpoint ${describe(latestKept.checkpoint)}: the log was removed or rolled back`);
+        throw new Stop('fork', `${base.host} says it has no checkpoint, but this witness kept checkpoint ${describe(latestKept)}: the log was removed or rolled back`);
       }
       Object.assign(result, { ok: true, status: 'no_checkpoint', summary: `${label}: no checkpoint published yet; nothing kept` });
       return result;
@@ -275,12 +280,12 @@ export async function witnessOrganization(rawUrl: string, options: WitnessOption
       throw new Stop('refused', `${base.host}'s latest checkpoint says ${describe(cp)} (key ${cp.kid}) but its signed JWS says ${describe(p)} (key ${signed.kid})`);
     }
     result.organization = p.organization;
-    if (latestKept && latestKept.organization.id !== p.organization.id) {
-      throw new Stop('refused', `${base.host} now signs as organization ${p.organization.slug} (${p.organization.id}); this witness kept the checkpoints of ${latestKept.organization.slug} (${latestKept.organization.id})`);
+    if (latestKept && latestKept.witness.organization.id !== p.organization.id) {
+      throw new Stop('refused', `${base.host} now signs as organization ${p.organization.slug} (${p.organization.id}); this witness kept the checkpoints of ${latestKept.witness.organization.slug} (${latestKept.witness.organization.id})`);
     }
 
     // Trusted time: the TSA's token over the JWS, checked with the TSA's certificate only.
-    let tsa: KeptCheckpoint['tsa'] = null;
+    let tsa: KeptCheckpoint['witness']['tsa'] = null;
     if (cp.tsa_token && options.tsaCertPem) {
       let info;
       try {
@@ -296,9 +301,9 @@ export async function witnessOrganization(rawUrl: string, options: WitnessOption
     }
 
     // Against what was kept: the same tree, or a proven extension of it; never a fork.
-    let consistency: KeptCheckpoint['consistency'] = null;
+    let consistency: KeptCheckpoint['witness']['consistency'] = null;
     if (latestKept) {
-      const k = latestKept.checkpoint;
+      const k = latestKept;
       if (cp.tree_size < k.tree_size) {
         throw new Stop('fork', `the tree shrank: this witness kept checkpoint ${describe(k)}, and ${base.host} now answers checkpoint ${describe(cp)}`);
       }
@@ -331,7 +336,8 @@ export async function witnessOrganization(rawUrl: string, options: WitnessOption
     }
 
     // Keep it: one file per checkpoint, then latest.json (written last, so it never names a missing file).
-    const kept: KeptCheckpoint = { url: result.url, organization: p.organization, checkpoint: cp, fetched_at: now().toISOString(), consistency, tsa };
+    const { tree_size, root_hash, timestamp, kid, jws, tsa_token } = cp;
+    const kept: KeptCheckpoint = { tree_size, root_hash, timestamp, kid, jws, tsa_token, witness: { url: result.url, organization: p.organization, fetched_at: now().toISOString(), consistency, tsa } };
     mkdirSync(join(dir, 'checkpoints'), { recursive: true });
     writeAtomic(files.jwks, mergeJwksForKeeping(readKept<JSONWebKeySet>(files.jwks), fetchedJwks));
     writeAtomic(files.checkpoint(cp.tree_size), kept);
@@ -342,7 +348,7 @@ export async function witnessOrganization(rawUrl: string, options: WitnessOption
       ok: true,
       status: latestKept ? 'consistent' : 'first',
       summary: latestKept
-        ? `${label}: checkpoint ${cp.tree_size} (root ${short(cp.root_hash)}) extends kept ${latestKept.checkpoint.tree_size}: consistency proof of ${consistency!.proof.length} hashes verified${time}; ${result.kept} kept in ${dir}`
+        ? `${label}: checkpoint ${cp.tree_size} (root ${short(cp.root_hash)}) extends kept ${latestKept.tree_size}: consistency proof of ${consistency!.proof.length} hashes verified${time}; ${result.kept} kept in ${dir}`
         : `${label}: first checkpoint kept, ${cp.tree_size} (root ${short(cp.root_hash)}, ${p.organization.slug}, key ${cp.kid})${time}; in ${dir}`,
     });
     return result;
