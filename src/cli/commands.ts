@@ -74,7 +74,7 @@ export interface Command {
   args: string[];
   /** Positional arguments that may be left out, after args (shown as [<name>]). */
   optionalArgs?: string[];
-  /** The last of args may be given more than once (shown as <name...>). */
+  /** The last of args may be given more than once (shown as <name> [<name>...]). */
   variadic?: boolean;
   summary: string;
   /** The help's body: what it does, what it prints, when it refuses. */
@@ -810,8 +810,8 @@ export function groupOf(name: string): string | null {
 
 /** The arguments as usage shows them: <required> [<optional>]. */
 function argWords(command: Command): string[] {
-  const last = command.args.length - 1;
-  return [...command.args.map((a, i) => (command.variadic && i === last ? `<${a}...>` : `<${a}>`)), ...(command.optionalArgs ?? []).map((a) => `[<${a}>]`)];
+  const last = command.args.at(-1);
+  return [...command.args.map((a) => `<${a}>`), ...(command.variadic && last ? [`[<${last}>...]`] : []), ...(command.optionalArgs ?? []).map((a) => `[<${a}>]`)];
 }
 
 export function usageLine(command: Command): string {

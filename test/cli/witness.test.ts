@@ -150,7 +150,7 @@ test('the export carries the TSA tokens; export verify --tsa-cert checks them, a
 test('usage: at least one address; an unreadable --tsa-cert is named', async () => {
   const none = await runCli(['witness'], {});
   expect(none.code).toBe(2);
-  expect(none.stderr).toMatch(/Usage: assent witness <url\.\.\.> \[--dir DIR\] \[--tsa-cert FILE\] \[--json\]/);
+  expect(none.stderr).toMatch(/Usage: assent witness <url> \[<url>\.\.\.\] \[--dir DIR\] \[--tsa-cert FILE\] \[--json\]/);
   const bad = await runCli(['witness', url, '--tsa-cert', '/nonexistent/tsa.pem'], {});
   expect(bad.code).toBe(2);
   expect(bad.stderr).toBe('assent: cannot read the TSA certificate /nonexistent/tsa.pem: ENOENT\n');
