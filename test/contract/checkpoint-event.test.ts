@@ -60,3 +60,44 @@ test('checkpoint.published is among the event types the API offers', async () =>
   const doc = (await t.call({ method: 'GET', url: '/openapi.json' })).body;
   expect(doc).toContain('"checkpoint.published"');
 });
+
+test('the sequencer publishes each new checkpoint to the subscribed endpoints (app wiring)', async () => {
+  t.clock.set(new Date());
+  const a = await t.tenant();
+  const r = await startReceiver(200);
+  try {
+    const created = await t.call({ method: 'POST', url: '/api/v1/webhooks', org: a, key: a.key, body: { url: r.url, events: ['checkpoint.published'] } });
+    expect(created.statusCode).toBe(201);
+    const { secret } = created.json<{ secret: string }>();
+    const g = await t.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: { client_user_id: 'u1', subject: 'Copy', description: 'Please.', category: 'data_access' } });
+    expect(g.statusCode).toBe(201);
+    const sealed = await t.app.sequencer.sealNow(a.id);
+    expect(sealed.checkpoint).not.toBeNull();
+    for (let i = 0; i < 5 && r.received.length === 0; i++) await t.app.webhooks.runOnce();
+    await r.waitFor(1);
+    const got = r.received[0]!;
+    const event = new Webhook(secret).verify(got.body, got.headers as Record<string, string>) as { type: string; data: { checkpoint: Record<string, unknown> } };
+    const latest = (await t.call({ method: 'GET', url: '/.well-known/assent/checkpoints/latest', org: a })).json<Record<string, unknown>>();
+    expect(event.type).toBe('checkpoint.published');
+    // As published, but for the TSA token, which is asked for after the checkpoint's commit (none here: no TSA_URL).
+    expect(event.data.checkpoint).toEqual({ ...latest, tsa_token: null });
+  } finally {
+    await r.close();
+  }
+});
+
+test('TSA_URL unreachable: the checkpoint is signed and stored without a token, writes go on', async () => {
+  const down = await buildTestApp({ env: { TSA_URL: 'http://127.0.0.1:9/tsa' } });
+  try {
+    const a = await down.tenant();
+    const g = await down.call({ method: 'POST', url: '/grievance', org: a, key: a.key, body: { client_user_id: 'u1', subject: 'Copy', description: 'Please.', category: 'data_access' } });
+    expect(g.statusCode).toBe(201);
+    const sealed = await down.app.sequencer.sealNow(a.id);
+    expect(sealed.checkpoint).toMatchObject({ tree_size: expect.any(Number), tsa_token: null });
+    const latest = await down.call({ method: 'GET', url: '/.well-known/assent/checkpoints/latest', org: a });
+    expect(latest.statusCode).toBe(200);
+    expect(latest.json()).toMatchObject({ tree_size: sealed.checkpoint!.tree_size, tsa_token: null });
+  } finally {
+    await down.close();
+  }
+});
