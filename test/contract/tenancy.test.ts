@@ -22,6 +22,8 @@ interface Fixture {
   deliveryId: string;
   /** A consent record of the organization (it has a signed receipt). */
   consentId: string;
+  /** An audit log entry of the organization (sealed, so it has an inclusion proof). */
+  auditId: string;
 }
 
 type Scope = 'grievances' | 'nominees' | 'consent' | 'admin' | 'sdk';
@@ -140,6 +142,14 @@ const ROUTES: RouteCase[] = [
   { method: 'DELETE', path: '/api/v1/members/:user_id', scope: null, bearer: OWNER_ADMIN, url: (f) => `/api/v1/members/${f.memberId}`, isolation: { notFound: 'Member not found' } },
   { method: 'GET', path: '/api/v1/export', scope: null, bearer: ['owner'], url: () => '/api/v1/export' },
   { method: 'GET', path: '/api/v1/audit-log', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/audit-log', isolation: { empty: (b) => b.count } },
+  {
+    method: 'GET',
+    path: '/api/v1/audit-log/:id/proof',
+    scope: 'admin',
+    bearer: OWNER_ADMIN,
+    url: (f) => `/api/v1/audit-log/${f.auditId}/proof`,
+    isolation: { notFound: 'No audit log entry with this id' },
+  },
   // Data principals (contract §7); the routes that act for a data principal are walked in data-principals.test.ts.
   { method: 'PUT', path: '/api/v1/data-principals/:dp_id', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/data-principals/dp-1', body: { name: 'Asha' } },
   {
@@ -261,8 +271,11 @@ async function fixture(): Promise<Fixture> {
   const queued = await t.call({ method: 'POST', url: `/api/v1/webhooks/${webhook.id}/test`, org, key: org.key });
   expect(queued.statusCode).toBe(202);
   const delivery = queued.json();
+  const audit = await t.call({ method: 'GET', url: '/api/v1/audit-log?limit=1', org, key: org.key });
+  expect(audit.statusCode).toBe(200);
   return {
     org,
+    auditId: audit.json().data[0].id,
     webhookId: webhook.id,
     deliveryId: delivery.id,
     ticketId: ticket.ticket_id,
