@@ -147,6 +147,15 @@ test('the export carries the TSA tokens; export verify --tsa-cert checks them, a
   }
 });
 
+test('several addresses: one line each; one that fails makes the exit 1, the others are still witnessed', async () => {
+  const r = await runCli(['witness', url, 'http://nobody.localhost:9', '--dir', dir], {});
+  expect(r.code).toBe(1);
+  const lines = r.stdout.trimEnd().split('\n');
+  expect(lines).toHaveLength(2);
+  expect(lines[0]).toMatch(/: checkpoint \d+ \(root [0-9a-f]{12}…\) (unchanged since kept|extends kept \d+)/);
+  expect(lines[1]).toBe("nobody.localhost:9: ERROR: could not get the organization's keys from http://nobody.localhost:9/.well-known/jwks.json: ECONNREFUSED");
+});
+
 test('usage: at least one address; an unreadable --tsa-cert is named', async () => {
   const none = await runCli(['witness'], {});
   expect(none.code).toBe(2);
