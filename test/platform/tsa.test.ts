@@ -31,6 +31,7 @@ describe('a real round trip', () => {
 
   test('the token verifies with the TSA certificate and with the CA that issued it', async () => {
     const before = Date.now();
+    expect(token.includes(Buffer.from('060b2a864886f70d010910022f', 'hex'))).toBe(true); // ESS signing-certificate v2, checked
     const byTsa = await verifyTimestampToken(token, data, tsa.tsaCertPem);
     expect(byTsa.policy).toBe('1.3.6.1.4.1.99999.1');
     expect(byTsa.serial).toMatch(/^[0-9a-f]+$/);
@@ -103,6 +104,17 @@ test('a TSA certificate whose timeStamping usage is not critical: OpenSSL will n
     expect((err as Error).message).toMatch(/answered HTTP 500: openssl ts -reply failed/);
   } finally {
     await loose.close();
+  }
+}, 60_000);
+
+test('a TSA that names its certificate with ESS signing-certificate v1 (SHA-1) verifies too', async () => {
+  const v1 = await startOpensslTsa({ essCertIdAlg: 'sha1' });
+  try {
+    const token = await requestTimestamp(v1.url, data);
+    expect(token.includes(Buffer.from('060b2a864886f70d010910020c', 'hex'))).toBe(true); // the v1 attribute's OID
+    expect((await verifyTimestampToken(token, data, v1.caCertPem)).policy).toBe('1.3.6.1.4.1.99999.1');
+  } finally {
+    await v1.close();
   }
 }, 60_000);
 

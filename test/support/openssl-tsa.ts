@@ -20,6 +20,8 @@ export interface OpensslTsaOptions {
   extendedKeyUsage?: string;
   /** The TSA's policy OID (default 1.3.6.1.4.1.99999.1). */
   policy?: string;
+  /** openssl ts `ess_cert_id_alg`: sha256 (default; ESS signing-certificate v2) or sha1 (v1). */
+  essCertIdAlg?: 'sha1' | 'sha256';
 }
 
 export interface OpensslTsa {
@@ -90,7 +92,7 @@ async function makeCertificates(dir: string, o: OpensslTsaOptions): Promise<void
       'ordering = yes',
       'tsa_name = yes',
       'ess_cert_id_chain = no',
-      'ess_cert_id_alg = sha256',
+      `ess_cert_id_alg = ${o.essCertIdAlg ?? 'sha256'}`,
       '',
     ].join('\n'),
   );

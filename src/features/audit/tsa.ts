@@ -11,6 +11,9 @@ import * as pkijs from 'pkijs';
 const TST_INFO = '1.2.840.113549.1.9.16.1.4';
 const SIGNED_DATA = '1.2.840.113549.1.7.2';
 const CONTENT_TYPE_ATTR = '1.2.840.113549.1.9.3';
+/** ESS signing-certificate attributes (RFC 2634, RFC 5035): v1 holds a SHA-1 of the signer's certificate, v2 a hash of its choice. */
+const SIGNING_CERTIFICATE = '1.2.840.113549.1.9.16.2.12';
+const SIGNING_CERTIFICATE_V2 = '1.2.840.113549.1.9.16.2.47';
 const EXTENDED_KEY_USAGE = '2.5.29.37';
 /** id-kp-timeStamping */
 const TIME_STAMPING = '1.3.6.1.5.5.7.3.8';
@@ -215,6 +218,37 @@ const der = (c: pkijs.Certificate): Buffer => Buffer.from(c.toSchema(true).toBER
 /** A certificate's subject as one line (Node's reading of it). */
 const subjectOf = (c: pkijs.Certificate): string => new X509Certificate(der(c)).subject.replaceAll('\n', ', ');
 
+/**
+ * RFC 3161 2.4.1: the signed attributes name the TSA's certificate (ESS signing-certificate, v1 or v2),
+ * binding the signature to it. Null when the first ESSCertID's hash is that of `signer`.
+ */
+function essCertProblem(signerInfo: pkijs.SignerInfo, signer: pkijs.Certificate): string | null {
+  const attr = signerInfo.signedAttrs?.attributes.find((a) => a.type === SIGNING_CERTIFICATE_V2 || a.type === SIGNING_CERTIFICATE);
+  if (!attr) return 'signed attributes have no ESS signing-certificate (RFC 3161 2.4.1)';
+  try {
+    const certs = (attr.values[0] as asn1js.Sequence).valueBlock.value[0] as asn1js.Sequence;
+    const first = (certs.valueBlock.value[0] as asn1js.Sequence).valueBlock.value;
+    let hash = 'sha1';
+    let certHash = first[0];
+    if (attr.type === SIGNING_CERTIFICATE_V2) {
+      hash = 'sha256'; // the default of ESSCertIDv2
+      if (first[0] instanceof asn1js.Sequence) {
+        const oid = (first[0].valueBlock.value[0] as asn1js.ObjectIdentifier).valueBlock.toString();
+        const name = HASHES[oid];
+        if (!name) return `ESS signing-certificate uses hash ${oid}, not SHA-256/384/512`;
+        hash = name;
+        certHash = first[1];
+      }
+    }
+    if (!(certHash instanceof asn1js.OctetString)) return 'ESS signing-certificate does not parse';
+    const expected = createHash(hash).update(der(signer)).digest();
+    if (!expected.equals(Buffer.from(certHash.valueBlock.valueHexView))) return `ESS signing-certificate names another certificate than its signer's (${subjectOf(signer)})`;
+    return null;
+  } catch (e) {
+    return `ESS signing-certificate does not parse (${(e as Error).message})`;
+  }
+}
+
 /** The signer's certificate, by the SignerInfo's issuer and serial number or subject key identifier, among these. */
 async function findSigner(signerInfo: pkijs.SignerInfo, certs: pkijs.Certificate[]): Promise<pkijs.Certificate | null> {
   const sid = signerInfo.sid as pkijs.IssuerAndSerialNumber | asn1js.Constructed | asn1js.Primitive;
@@ -263,6 +297,9 @@ export async function verifyTimestampToken(token: Buffer, data: Buffer, tsaCertP
   if (contentType && (contentType.values[0] as asn1js.ObjectIdentifier | undefined)?.valueBlock.toString() !== TST_INFO) {
     throw new TimestampVerificationError('signature', "the token's signed content-type attribute is not TSTInfo");
   }
+
+  const ess = essCertProblem(signerInfo, signer);
+  if (ess) throw new TimestampVerificationError('signature', `the token's ${ess}`);
 
   // The signature: PKI.js finds the signer among the SignedData's certificates; give it the one found.
   const forVerify = (parseToken(token) as ParsedToken).signedData;
