@@ -45,7 +45,7 @@ import { createSigningKeyring } from './platform/crypto/signing-keys.js';
 import { generateSecretKey } from './platform/crypto/secret-key.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerExport } from './features/export/index.js';
-import { createSequencer, registerTransparency, type Sequencer } from './features/transparency/index.js';
+import { checkpointHooks, createSequencer, registerTransparency, type Sequencer } from './features/transparency/index.js';
 import { registerConsentPage } from './features/consent-page/index.js';
 import { registerDashboard } from './features/dashboard/index.js';
 import { registerRightsCenter } from './features/rights-center/index.js';
@@ -276,7 +276,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => grievanceOverdue.stop());
   app.decorate('grievanceOverdue', grievanceOverdue);
   // Seals audit entries into the chain and the Merkle tree and signs checkpoints (started by main.ts; tests call runOnce).
-  const sequencer = createSequencer({ db, clock, signer: receipts.signer, log: app.log });
+  const sequencer = createSequencer({
+    db,
+    clock,
+    signer: receipts.signer,
+    log: app.log,
+    ...checkpointHooks(config, clock), // issue 32: checkpoint.published to witnesses, TSA_URL time-stamps
+  });
   app.addHook('onClose', () => sequencer.stop());
   app.decorate('sequencer', sequencer);
   registerAudit(app, { db, clock, beforeRead: sequencer.catchUp });

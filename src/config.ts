@@ -61,6 +61,11 @@ export interface Config {
   readonly secretKey: string | null;
   /** ASSENT_NEW_SECRET_KEY: read only by `assent secret rotate`, the key that replaces ASSENT_SECRET_KEY. */
   readonly newSecretKey: string | null;
+  /**
+   * TSA_URL: an RFC 3161 time-stamping authority (http:// or https://) that time-stamps every audit
+   * checkpoint (issue 32 item 4, src/features/audit/tsa.ts); null (the default): checkpoints carry none.
+   */
+  readonly tsaUrl: URL | null;
 }
 
 export class ConfigError extends Error {}
@@ -115,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const smsWebhookUrl = webhookUrl(env, 'SMS_WEBHOOK_URL');
   const emailWebhookUrl = webhookUrl(env, 'EMAIL_WEBHOOK_URL');
+  const tsaUrl = webhookUrl(env, 'TSA_URL');
   if (messageProvider === 'http' && !smsWebhookUrl) throw new ConfigError('MESSAGE_PROVIDER=http needs SMS_WEBHOOK_URL');
   const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : null;
   if (metricsPort !== null && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) {
@@ -175,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: ['1', 'true', 'yes', 'on'].includes((env.WEBHOOK_ALLOW_PRIVATE || '').toLowerCase()),
     secretKey: env.ASSENT_SECRET_KEY ? env.ASSENT_SECRET_KEY : null,
     newSecretKey: env.ASSENT_NEW_SECRET_KEY ? env.ASSENT_NEW_SECRET_KEY : null,
+    tsaUrl,
   });
 }
 

@@ -22,7 +22,7 @@ import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
 import { JwksSourceError, loadJwks, publishedKeysOf, verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
 import { tenantReads } from '../platform/db/tenant-tx.js';
-import { CheckpointError, checkpointJwsOf, verifyAuditLog, type Sequencer } from '../features/transparency/index.js';
+import { CheckpointError, checkpointJwsOf, verifyAuditLog, witness, WITNESS_DEFAULT_DIR, type Sequencer } from '../features/transparency/index.js';
 import { generateSecretKey, MissingSecretKeyError, resolveSecretKey, SECRET_KEY_FILE } from '../platform/crypto/secret-key.js';
 import { rotateSecret } from '../platform/crypto/secret-rotation.js';
 
@@ -74,6 +74,8 @@ export interface Command {
   args: string[];
   /** Positional arguments that may be left out, after args (shown as [<name>]). */
   optionalArgs?: string[];
+  /** The last of args may be given more than once (shown as <name> [<name>...]). */
+  variadic?: boolean;
   summary: string;
   /** The help's body: what it does, what it prints, when it refuses. */
   description: string;
@@ -655,11 +657,20 @@ export const COMMANDS: Command[] = [
     options: {
       jwks: { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside the archive: https://<org host>/.well-known/jwks.json, or a saved copy" },
       checkpoint: { type: 'string', value: 'FILE', help: 'a checkpoint kept from before (its JSON or JWS): the archive must contain its tree unchanged' },
-      json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, tree, kept, receipts, rows}' },
+      'tsa-cert': { type: 'string', value: 'FILE', help: "the time-stamping authority's certificate (PEM), or its CA's: verify every checkpoint's RFC 3161 token" },
+      json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, tree, kept, timestamps, receipts, rows}' },
     },
     async offline({ args: [file], options }) {
       let outside;
       let checkpoint;
+      let tsaCertPem: string | undefined;
+      if (typeof options['tsa-cert'] === 'string') {
+        try {
+          tsaCertPem = readFileSync(options['tsa-cert'], 'utf8');
+        } catch (e) {
+          throw new UsageError(`cannot read the TSA certificate ${options['tsa-cert']}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+      }
       try {
         if (typeof options.jwks === 'string') outside = { keys: (await loadJwks(options.jwks)).keys, source: options.jwks };
         if (typeof options.checkpoint === 'string') checkpoint = { jws: checkpointJwsOf(readFileSync(options.checkpoint, 'utf8')), source: options.checkpoint };
@@ -668,7 +679,7 @@ export const COMMANDS: Command[] = [
         if (!(e instanceof JwksSourceError || e instanceof CheckpointError || (e as NodeJS.ErrnoException).code === 'ENOENT')) throw e;
         return { human: `Export ${file} not verified: ${problem}`, data: { ok: false, problem }, exitCode: 1 };
       }
-      const report = await verifyExport(file!, { jwks: outside, checkpoint });
+      const report = await verifyExport(file!, { jwks: outside, checkpoint, tsaCertPem });
       const org = report.organization ? `${report.organization.slug} (${report.organization.id})` : file!;
       return {
         human: report.ok
@@ -681,6 +692,12 @@ export const COMMANDS: Command[] = [
             (report.tree
               ? `  audit tree: root ${report.tree.root_hash} (size ${report.tree.size}), ${report.tree.checkpoints} signed checkpoints match` +
                 (report.tree.unsealed ? `; ${report.tree.unsealed} entries written during the export were not sealed yet and are not in it` : '') +
+                '\n'
+              : '') +
+            (report.timestamps
+              ? `  TSA tokens: ${report.timestamps.verified} verified with ${String(options['tsa-cert'])}` +
+                (report.timestamps.first ? ` (TSA times ${report.timestamps.first} to ${report.timestamps.last})` : '') +
+                (report.timestamps.without_token ? `; ${report.timestamps.without_token} checkpoints have none` : '') +
                 '\n'
               : '') +
             (report.kept ? `  the checkpoint from ${String(options.checkpoint)} (${report.kept.tree_size} entries, signed ${report.kept.timestamp}) is contained unchanged\n` : '') +
@@ -723,6 +740,40 @@ export const COMMANDS: Command[] = [
     },
   },
   {
+    name: 'witness',
+    args: ['url'],
+    variadic: true,
+    summary: "Keep organizations' signed audit checkpoints and refuse a fork (anyone can run it)",
+    description:
+      "For each organization's address (e.g. https://acme.privacy.example.com): fetches its public keys\n" +
+      '(/.well-known/jwks.json) and its latest signed checkpoint of the audit log, verifies the signature and\n' +
+      "that its key was valid at the checkpoint's time (and, with --tsa-cert, its RFC 3161 time-stamp), then\n" +
+      'compares it with the checkpoints kept in DIR/<host>/: a larger tree must come with a consistency proof\n' +
+      'from the last one kept (fetched and verified), the same size must have the same root. It keeps the new\n' +
+      'checkpoint (DIR/<host>/checkpoints/<size>.json, latest.json, jwks.json). Run it regularly (cron). A fork\n' +
+      'is refused, exit 1, naming the two checkpoints: the same size with another root, a tree that shrank, a\n' +
+      "consistency proof that fails; so is a key that changed under the same id. Exit 0 with one line per\n" +
+      'organization otherwise. Needs no credential and no store: only the addresses.',
+    options: {
+      dir: { type: 'string', value: 'DIR', help: 'where checkpoints are kept, one folder per host (default ./assent-witness)' },
+      'tsa-cert': { type: 'string', value: 'FILE', help: "the time-stamping authority's certificate (PEM), or its CA's: verify each checkpoint's TSA token" },
+      json: { ...JSON_OPTION, help: 'print [{url, dir, ok, status, organization, checkpoint, previous, proof_length, tsa, kept, problem, summary}]' },
+    },
+    async offline({ args, options }) {
+      let tsaCertPem: string | null = null;
+      if (typeof options['tsa-cert'] === 'string') {
+        try {
+          tsaCertPem = readFileSync(options['tsa-cert'], 'utf8');
+        } catch (e) {
+          throw new UsageError(`cannot read the TSA certificate ${options['tsa-cert']}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+      }
+      const dir = resolvePath(typeof options.dir === 'string' ? options.dir : WITNESS_DEFAULT_DIR);
+      const results = await witness(args, { dir, tsaCertPem });
+      return { human: results.map((r) => r.summary).join('\n'), data: results, exitCode: results.every((r) => r.ok) ? 0 : 1 };
+    },
+  },
+  {
     name: 'migrate',
     args: [],
     summary: 'Apply pending database migrations',
@@ -761,7 +812,8 @@ export function groupOf(name: string): string | null {
 
 /** The arguments as usage shows them: <required> [<optional>]. */
 function argWords(command: Command): string[] {
-  return [...command.args.map((a) => `<${a}>`), ...(command.optionalArgs ?? []).map((a) => `[<${a}>]`)];
+  const last = command.args.at(-1);
+  return [...command.args.map((a) => `<${a}>`), ...(command.variadic && last ? [`[<${last}>...]`] : []), ...(command.optionalArgs ?? []).map((a) => `[<${a}>]`)];
 }
 
 export function usageLine(command: Command): string {

@@ -22,7 +22,7 @@ import { serve } from '../main.js';
 import { MissingSecretKeyError, resolveSecretKey } from '../platform/crypto/secret-key.js';
 import { createSigningKeyring } from '../platform/crypto/signing-keys.js';
 import { createReceiptService, type ReceiptService } from '../features/receipts/index.js';
-import { createSequencer, type Sequencer } from '../features/transparency/index.js';
+import { checkpointHooks, createSequencer, type Sequencer } from '../features/transparency/index.js';
 import { COMMANDS, UsageError, commandHelp, globalHelp, groupHelp, groupOf, usageLine, type Command, type CommandInput, type CommandOutput, type OptionSpec } from './commands.js';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -75,7 +75,7 @@ async function executeHere(command: Command, input: CommandInput, config: Config
     };
     const ctx = {
       receipts: receiptsOf,
-      sequencer: () => (sequencer ??= createSequencer({ db: store.db, clock: systemClock, signer: keyring ? receiptsOf().signer : undefined, log: console })),
+      sequencer: () => (sequencer ??= createSequencer({ db: store.db, clock: systemClock, signer: keyring ? receiptsOf().signer : undefined, log: console, ...checkpointHooks(config, systemClock) })),
       db: store.db,
       accounts: createAccountsService({ db: store.db, clock: systemClock, keyring }),
       users: createUserService({ db: store.db, clock: systemClock }),
@@ -201,7 +201,7 @@ async function run(argv: string[], config: () => Config): Promise<number> {
   }
   const strict = parseArgs({ args: argv, allowPositionals: true, options: commandOptions });
   const args = strict.positionals.slice(command.name.split(' ').length);
-  if (args.length < command.args.length || args.length > command.args.length + (command.optionalArgs?.length ?? 0)) throw new UsageError(`Usage: ${usageLine(command)}\n(assent ${command.name} --help says more)`);
+  if (args.length < command.args.length || (!command.variadic && args.length > command.args.length + (command.optionalArgs?.length ?? 0))) throw new UsageError(`Usage: ${usageLine(command)}\n(assent ${command.name} --help says more)`);
   const options = strict.values as Values;
   for (const [name, spec] of Object.entries(command.options)) {
     if (spec.required && (options[name] === undefined || options[name] === false)) {

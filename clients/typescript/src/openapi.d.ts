@@ -3296,7 +3296,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent to this endpoint */
-            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
+            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in" | "checkpoint.published")[];
             description?: string | null;
         };
         /** WebhookEndpointWithSecret */
@@ -3305,7 +3305,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
+            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in" | "checkpoint.published")[];
             /** @description false after 3 days of failed deliveries (the owners are emailed), or when turned off; PATCH enabled: true turns it back on */
             enabled: boolean;
             disabled_reason: string | null;
@@ -3327,7 +3327,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
+            events: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in" | "checkpoint.published")[];
             /** @description false after 3 days of failed deliveries (the owners are emailed), or when turned off; PATCH enabled: true turns it back on */
             enabled: boolean;
             disabled_reason: string | null;
@@ -3350,7 +3350,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types sent to this endpoint */
-            events?: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in")[];
+            events?: ("grievance.created" | "grievance.status_changed" | "grievance.message_created" | "grievance.overdue" | "nominee.created" | "nominee.updated" | "nominee.deleted" | "consent.recorded" | "consent.withdrawn" | "consent_link.created" | "consent_link.completed" | "data_principal.signed_in" | "checkpoint.published")[];
             description?: string | null;
             /** @description true turns a disabled endpoint back on (its pending deliveries resume) */
             enabled?: boolean;

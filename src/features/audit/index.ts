@@ -12,3 +12,6 @@ export function registerAudit(app: FastifyInstance, deps: AuditServiceDeps) {
   auditRoutes(app, service);
   return service;
 }
+
+// Issue 32 item 4 (wip/proof): trusted time (RFC 3161).
+export { requestTimestamp, verifyTimestampToken, checkpointTimestampData, verifyCheckpointTimestamp, TimestampRequestError, TimestampVerificationError, type TimestampInfo } from './tsa.js';

@@ -8,7 +8,7 @@
 // verify`) up to the head export.json names, and the row counts. The first problem found is named.
 import { createHash } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
-import { createChainVerifier, type ExportedAuditEntry } from '../audit/index.js';
+import { createChainVerifier, TimestampVerificationError, verifyCheckpointTimestamp, type ExportedAuditEntry } from '../audit/index.js';
 import { leafHash, MerkleFrontier, toHex } from '../audit/merkle.js';
 import { CheckpointError, verifyCheckpointJws, type CheckpointPayload, type PublishedCheckpoint } from '../transparency/index.js';
 import { noticeSha256, receiptMismatch, ReceiptVerificationError, verifyReceipt } from '../receipts/index.js';
@@ -33,6 +33,8 @@ export interface VerifyReport {
   tree: { size: number; root_hash: string; checkpoints: number; unsealed: number } | null;
   /** The checkpoint given from outside (--checkpoint), once it matched. */
   kept: { tree_size: number; root_hash: string; timestamp: string } | null;
+  /** With --tsa-cert only: the checkpoints' RFC 3161 tokens verified with it, the checkpoints without one, and the TSA times of the first and last verified. */
+  timestamps?: { verified: number; without_token: number; first: string | null; last: string | null };
   /**
    * Receipts whose signature verified; of those, late ones (signed by the backfill after the record,
    * issued_late); records written before receipts existed (migration 0018) and not yet backfilled have none.
@@ -68,6 +70,8 @@ export interface VerifyOptions {
    * a witness or an earlier export): the archive's audit log must contain the tree it signs, unchanged.
    */
   checkpoint?: { jws: string; source: string };
+  /** The TSA's certificate or its CA's (PEM): every checkpoint's RFC 3161 token is verified with it (issue 32 item 4). */
+  tsaCertPem?: string;
 }
 
 class Problem extends Error {}
@@ -104,7 +108,8 @@ export async function verifyExport(file: string, options: VerifyOptions = {}): P
         throw new Problem(`the checkpoint from ${options.checkpoint.source} is of organization ${kept.organization.slug} (${kept.organization.id}), the archive of ${meta.organization.slug}`);
       }
     }
-    await checkContents(file, meta, jwks, report, signed, kept && { payload: kept, source: options.checkpoint!.source });
+    if (options.tsaCertPem) report.timestamps = { verified: 0, without_token: 0, first: null, last: null };
+    await checkContents(file, meta, jwks, report, signed, kept && { payload: kept, source: options.checkpoint!.source }, options.tsaCertPem);
     report.ok = true;
   } catch (e) {
     if (!(e instanceof Problem || e instanceof ArchiveError || isArchiveReadError(e))) throw e;
@@ -281,6 +286,23 @@ async function checkReceipt(r: ExportedRecord, where: string, jwks: JSONWebKeySe
   return late;
 }
 
+/** A checkpoint's RFC 3161 token, with --tsa-cert: over its JWS, by the TSA given, not dated ahead of the TSA's time. */
+async function checkTimestamp(c: PublishedCheckpoint, where: string, tsaCertPem: string, counts: NonNullable<VerifyReport['timestamps']>): Promise<void> {
+  if (!c.tsa_token) {
+    counts.without_token += 1;
+    return;
+  }
+  try {
+    const info = await verifyCheckpointTimestamp({ ...c, tsa_token: c.tsa_token }, tsaCertPem);
+    counts.verified += 1;
+    counts.first ??= info.genTime.toISOString();
+    counts.last = info.genTime.toISOString();
+  } catch (e) {
+    if (!(e instanceof TimestampVerificationError)) throw e;
+    throw new Problem(`audit checkpoint, ${where}: ${e.message}`);
+  }
+}
+
 /** Pass 2: notices, receipts, the audit chain and the row counts (the sums already hold, so the files are as exported). */
 async function checkContents(
   file: string,
@@ -289,6 +311,7 @@ async function checkContents(
   report: VerifyReport,
   signed: Signed,
   kept: { payload: CheckpointPayload; source: string } | null,
+  tsaCertPem?: string,
 ): Promise<void> {
   const chain = createChainVerifier();
   const tree = new MerkleFrontier();
@@ -352,6 +375,7 @@ async function checkContents(
           throw new Problem(`audit checkpoint, ${where}: its fields say size ${c.tree_size}, root ${c.root_hash}; its signature says size ${p.tree_size}, root ${p.root_hash}`);
         }
         if (lastCheckpoint && c.tree_size <= lastCheckpoint.tree_size) throw new Problem(`audit checkpoint, ${where}: sizes must grow (${lastCheckpoint.tree_size} then ${c.tree_size})`);
+        if (tsaCertPem) await checkTimestamp(c, where, tsaCertPem, report.timestamps!);
         roots.set(c.tree_size, { root: c.root_hash, timestamp: c.timestamp });
         lastCheckpoint = c;
       }

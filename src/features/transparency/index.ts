@@ -18,3 +18,7 @@ export function registerTransparency(app: FastifyInstance, deps: { db: Database;
   transparencyRoutes(app, service, deps);
   return service;
 }
+
+// Issue 32 item 2 (wip/proof): the checkpoint.published event and `assent witness`.
+export { checkpointHooks, recordCheckpointPublished } from './checkpoint-event.js';
+export { witness, witnessOrganization, WITNESS_DEFAULT_DIR, type WitnessResult, type KeptCheckpoint } from './witness.js';

@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   'consent_link.created',
   'consent_link.completed',
   'data_principal.signed_in',
+  // A signed checkpoint of the organization's audit log (issue 32 item 2): witness endpoints subscribe to it.
+  'checkpoint.published',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
