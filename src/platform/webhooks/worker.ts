@@ -93,6 +93,8 @@ interface Outcome {
   ok: boolean;
   status: number | null;
   error: string | null;
+  /** The worker stopped (the process shuts down) before the answer: no fault of the endpoint's. */
+  stopped?: boolean;
   /** When the attempt was sent, and how long until its answer (or failure). */
   startedAt?: Date;
   durationMs?: number;
@@ -251,7 +253,13 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
         finish({ ok: false, status: null, error: `no answer within ${timeoutMs / 1000} s` });
         req.destroy();
       }, timeoutMs);
-      req.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, status: null, error: abort.signal.aborted ? 'the worker stopped before an answer' : `request failed: ${err.code ?? err.message}` }));
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        finish(
+          abort.signal.aborted
+            ? { ok: false, status: null, error: 'the worker stopped before an answer', stopped: true }
+            : { ok: false, status: null, error: `request failed: ${err.code ?? err.message}` },
+        ),
+      );
       req.end(body);
     });
   }
@@ -336,8 +344,9 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
     // The endpoint's own back-off: its nth consecutive failure keeps it untried for webhookRetryDelayMs(n),
     // and it is sent one attempt at a time again. Only a failure of an attempt started while the endpoint
     // was not backing off counts: the other attempts in flight with it when a receiver goes down fail
-    // too, and counted they would have backed it off 2^16 times as long at once.
-    const [endpoint] = await db.system.query<{ failing_since: Date }>(
+    // too, and counted they would have backed it off 2^16 times as long at once. Attempts cut short by
+    // stop() (up to 16 per endpoint at a shutdown) are retried but do not back the endpoint off.
+    const [endpoint] = o.stopped ? [] : await db.system.query<{ failing_since: Date }>(
       `update webhook_endpoints set failures = failures + 1, failing_since = coalesce(failing_since, $3::timestamptz),
               retry_at = $3::timestamptz + least($4::bigint * power(2, least(failures, 20))::bigint, $5::bigint) * interval '1 millisecond',
               in_flight_limit = 1
