@@ -8,7 +8,9 @@
 // burst, plus the order seen by each endpoint (arrivals whose event is older than one that endpoint
 // already received).
 // Usage: [DATABASE_URL=postgres://...] npx tsx bench/webhook-drain.ts [--orgs 10] [--seconds 5]
-//          [--latency 10] [--concurrency 16]
+//          [--latency 10] [--concurrency 16] [--worker-after]
+// --worker-after starts the worker once the burst is over: the worker's own rate, with no writes beside it
+// (then deliveries/s counts from the worker's start).
 // On PostgreSQL it makes a scratch database beside DATABASE_URL and drops it after; without it, an
 // in-memory embedded store.
 import { parseArgs } from 'node:util';
@@ -27,6 +29,8 @@ const { values: opts } = parseArgs({
     latency: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '16' },
     'max-wait': { type: 'string', default: '300' },
+    // The worker starts only after the burst: its own rate, with no writes beside it.
+    'worker-after': { type: 'boolean', default: false },
   },
 });
 const ORGS = Number(opts.orgs);
@@ -120,7 +124,8 @@ for (let o = 0; o < ORGS; o++) {
   orgs.push({ host, key: admin });
 }
 
-app.webhooks.start();
+const WORKER_AFTER = opts['worker-after'];
+if (!WORKER_AFTER) app.webhooks.start();
 let writes = 0;
 let failedWrites = 0;
 const started = performance.now();
@@ -142,6 +147,7 @@ await Promise.all(
 );
 const burstMs = performance.now() - started;
 const atBurstEnd = (await counts()).received;
+if (WORKER_AFTER) app.webhooks.start();
 const expected = writes * ENDPOINTS;
 let last = await counts();
 while (last.received < expected && performance.now() - started < MAX_WAIT_S * 1000) {
@@ -157,6 +163,7 @@ console.log(
     `  writes: ${writes} in ${s(burstMs)} s = ${(writes / (burstMs / 1000)).toFixed(0)} writes/s${failedWrites ? ` (${failedWrites} failed)` : ''}\n` +
     `  deliveries: ${last.received} of ${expected}${last.received < expected ? ' (GAVE UP WAITING)' : ''}; ${atBurstEnd} arrived during the burst; ` +
     `all in ${s(totalMs)} s = ${(last.received / (totalMs / 1000)).toFixed(0)} deliveries/s (${(last.received / ENDPOINTS / (totalMs / 1000)).toFixed(0)} events/s to all 3); ` +
+    (WORKER_AFTER ? `the worker alone: ${((last.received / (totalMs - burstMs)) * 1000).toFixed(0)} deliveries/s; ` : '') +
     `drained ${s(totalMs - burstMs)} s after the burst\n` +
     `  repeats: ${last.repeats}; arrivals older than one the endpoint already had: ${last.outOfOrder}`,
 );
