@@ -147,6 +147,7 @@ await Promise.all(
 );
 const burstMs = performance.now() - started;
 const atBurstEnd = (await counts()).received;
+const cpuAtWorkerStart = process.cpuUsage();
 if (WORKER_AFTER) app.webhooks.start();
 const expected = writes * ENDPOINTS;
 let last = await counts();
@@ -155,6 +156,7 @@ while (last.received < expected && performance.now() - started < MAX_WAIT_S * 10
   last = await counts();
 }
 const totalMs = performance.now() - started;
+const cpu = process.cpuUsage(cpuAtWorkerStart);
 await app.webhooks.stop();
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
@@ -163,7 +165,10 @@ console.log(
     `  writes: ${writes} in ${s(burstMs)} s = ${(writes / (burstMs / 1000)).toFixed(0)} writes/s${failedWrites ? ` (${failedWrites} failed)` : ''}\n` +
     `  deliveries: ${last.received} of ${expected}${last.received < expected ? ' (GAVE UP WAITING)' : ''}; ${atBurstEnd} arrived during the burst; ` +
     `all in ${s(totalMs)} s = ${(last.received / (totalMs / 1000)).toFixed(0)} deliveries/s (${(last.received / ENDPOINTS / (totalMs / 1000)).toFixed(0)} events/s to all 3); ` +
-    (WORKER_AFTER ? `the worker alone: ${((last.received / (totalMs - burstMs)) * 1000).toFixed(0)} deliveries/s; ` : '') +
+    (WORKER_AFTER
+      ? `the worker alone: ${((last.received / (totalMs - burstMs)) * 1000).toFixed(0)} deliveries/s, ` +
+        `${((cpu.user + cpu.system) / last.received).toFixed(0)} µs of this process's CPU each (receivers included); `
+      : '') +
     `drained ${s(totalMs - burstMs)} s after the burst\n` +
     `  repeats: ${last.repeats}; arrivals older than one the endpoint already had: ${last.outOfOrder}`,
 );
