@@ -4,6 +4,7 @@
 // endpoint that answers gets up to 16 attempts at once (it starts at 1 and doubles with each delivery),
 // attempts start in the events' order, and two workers on one store still send each delivery once.
 // Real HTTP receivers on 127.0.0.1; the worker's real loop (start/stop), not runOnce.
+import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -156,4 +157,51 @@ test('a receiver that fails with 16 attempts in flight backs off once (one failu
     [a.id, id],
   );
   expect(ok).toEqual({ failures: 0, retry_at: null, in_flight_limit: 2 });
+}, 60_000);
+
+test('a kept-alive connection the receiver has closed is no failure: the attempt goes again on a new connection', async () => {
+  // A receiver that answers the first request of each connection (keeping it open) and resets the
+  // connection when a second request comes on it: what a receiver's idle timeout does to a reused socket.
+  let answered = 0;
+  let resets = 0;
+  const server = net.createServer((socket) => {
+    let requests = 0;
+    let buf = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk: Buffer) => {
+      buf += chunk.toString('latin1');
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(/content-length: *(\d+)/i.exec(buf.slice(0, end))?.[1] ?? 0);
+        if (buf.length < end + 4 + length) return;
+        buf = buf.slice(end + 4 + length);
+        if (++requests > 1) {
+          resets++;
+          socket.resetAndDestroy();
+          return;
+        }
+        answered++;
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const a = await t.tenant();
+    const id = await endpoint(a, `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hook`);
+    await tickets(a, 6);
+    const pending = async () =>
+      (await t.db.system.query<{ n: number }>("select count(*)::int as n from webhook_deliveries where org_id = $1::uuid and status = 'pending'", [a.id]))[0]!.n;
+    for (let i = 0; i < 20 && (await pending()) > 0; i++) await t.app.webhooks.runOnce();
+    // Every attempt answered 200: none failed (the reset ones were sent again at once).
+    const attempts = await t.db.system.query<{ response_status: number | null }>('select response_status from webhook_attempts where org_id = $1::uuid', [a.id]);
+    expect(attempts.map((x) => x.response_status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answered).toBe(6);
+    expect(resets).toBeGreaterThan(0);
+    const [row] = await t.db.system.query<{ failures: number }>('select failures from webhook_endpoints where org_id = $1::uuid and id = $2::uuid', [a.id, id]);
+    expect(row!.failures).toBe(0);
+  } finally {
+    server.close();
+  }
 }, 60_000);
