@@ -36,6 +36,7 @@ import {
 } from './features/accounts/index.js';
 import { registerGrievances } from './features/grievances/index.js';
 import { registerNominees } from './features/nominees/index.js';
+import { registerFulfilment } from './features/fulfilment/index.js';
 import { registerCollectionPoints } from './features/collection-points/index.js';
 import { registerConsentLinks, type ConsentLinkService } from './features/consent-links/index.js';
 import { registerConsents } from './features/consents/index.js';
@@ -222,7 +223,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     defaultRateLimit: config.rateLimitPerKey,
   });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  const grievances = registerGrievances(app, { db, clock, publicUrl: config.publicUrl });
+  // Fulfilment and tickets call each other inside one transaction: a filed request creates its tasks,
+  // and the tasks move the ticket's status.
+  const fulfilment = registerFulfilment(app, { db, clock, tickets: () => grievances });
+  const grievances = registerGrievances(app, { db, clock, publicUrl: config.publicUrl, onFiled: (tx, ctx, ticket, at) => fulfilment.startForTicket(tx, ctx, ticket, at) });
   const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });

@@ -13,4 +13,5 @@ export const webhookEventTypes = [
   'consent_link.created',
   'consent_link.completed',
   'data_principal.signed_in',
+  'fulfilment.task_created',
 ] as const;

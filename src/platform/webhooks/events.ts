@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'consent_link.created',
   'consent_link.completed',
   'data_principal.signed_in',
+  'fulfilment.task_created',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

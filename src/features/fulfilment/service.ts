@@ -1,0 +1,467 @@
+// Rights fulfilment (issue 33): the organization's data map, and one task per system for each access,
+// correction or erasure request, taken by the systems (webhook or lease API) or done by hand. The ticket
+// stays the request: its status follows the tasks and its clock is its own. Every task transition is
+// recorded (fulfilment_task_transitions) and audited.
+import type { Database } from '../../platform/db/types.js';
+import { tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
+import type { Clock } from '../../platform/clock.js';
+import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
+import { AppError } from '../../platform/http/errors.js';
+import { isUuid, uuidv7 } from '../../platform/ids.js';
+import { generateApiKey } from '../../platform/crypto/api-keys.js';
+import { recordEvent, together } from '../../platform/webhooks/events.js';
+import { alongsideAudit, recordAudit } from '../audit/index.js';
+import { dataMapRepo, taskRepo, type CategoryRow, type SystemRow, type TaskRow } from './repo.js';
+import type {
+  ClaimInput,
+  CompleteInput,
+  CreateCategoryInput,
+  CreateSystemInput,
+  FailInput,
+  HeartbeatInput,
+  ListTasksInput,
+  TaskKind,
+  UpdateCategoryInput,
+  UpdateSystemInput,
+} from './schemas.js';
+
+const TICKET_ID = /^GRV-[A-Z0-9]{8}$/;
+const categoryNotFound = () => new AppError('not_found', 'Data category not found');
+const systemNotFound = () => new AppError('not_found', 'System not found');
+const taskNotFound = () => new AppError('not_found', 'Task not found');
+const ticketNotFound = () => new AppError('not_found', 'Grievance ticket not found');
+
+/** The request categories that become tasks, and the task kind each becomes. */
+export const KIND_OF_CATEGORY: Readonly<Record<string, TaskKind>> = {
+  data_access: 'access',
+  data_portability: 'access',
+  rectification: 'correction',
+  erasure: 'erasure',
+};
+
+const DEFAULT_LEASE_SECONDS = 300;
+
+/** What a ticket's status does as its tasks move: the grievances service's in-transaction status change. */
+export interface TicketStatusMover {
+  moveStatusIn(
+    tx: TenantTx,
+    ctx: TenantContext,
+    m: { ticketId: string; status: 'in_progress' | 'resolved'; note: string; at: Date; onlyFrom: readonly ('open' | 'in_progress' | 'on_hold')[] },
+  ): Promise<boolean>;
+}
+
+export interface FulfilmentServiceDeps {
+  db: Database;
+  clock: Clock;
+  /** Set once the grievances service exists (it, in turn, calls startForTicket on filing). */
+  tickets: () => TicketStatusMover;
+}
+
+/** The task as shown, with what blocks it in words. */
+export type ShownTask = TaskRow & { blocked_by: string | null };
+
+function shown(t: TaskRow): ShownTask {
+  let blocked: string | null = null;
+  if (t.status === 'failed') blocked = `Failed: ${t.failure_reason ?? 'no reason given'}. Retry it once the cause is fixed.`;
+  else if (t.status === 'queued' && t.mode === 'manual') blocked = `Waits for a member to do it in ${t.system_name} and report it done.`;
+  else if (t.status === 'queued') blocked = `Waits for ${t.system_name} to take it.`;
+  else if (t.status === 'leased') blocked = `${t.system_name} is working on it.`;
+  return { ...t, blocked_by: blocked };
+}
+
+/** The fulfilment of a ticket as a whole, from its tasks. */
+export function ticketFulfilmentStatus(tasks: Pick<TaskRow, 'status' | 'mode'>[]): 'none' | 'in_progress' | 'waiting' | 'done' {
+  if (tasks.length === 0) return 'none';
+  if (tasks.every((t) => t.status === 'done')) return 'done';
+  if (tasks.some((t) => t.status === 'failed' || (t.mode === 'manual' && t.status === 'queued'))) return 'waiting';
+  return 'in_progress';
+}
+
+const actorOf = (ctx: TenantContext) => ({ actorType: ctx.actor.type, actorId: ctx.actor.id });
+
+export function createFulfilmentService({ db, clock, tickets }: FulfilmentServiceDeps) {
+  // ---- the data map --------------------------------------------------------------------------------
+
+  /** Refuses category ids that are not the organization's (400 naming them). */
+  async function checkCategories(tx: TenantTx, ids: string[] | undefined): Promise<void> {
+    if (!ids || ids.length === 0) return;
+    const unknown = await dataMapRepo(tx).unknownCategories(ids);
+    if (unknown.length > 0) {
+      throw new AppError('validation_failed', `Unknown data categories: ${unknown.join(', ')}`, unknown.map((id) => ({ field: 'category_ids', message: `${id} is not a data category of this organization` })));
+    }
+  }
+
+  function checkRetention(c: { retention_days: number | null; retention_basis: string | null }): void {
+    if ((c.retention_days === null) !== (c.retention_basis === null)) {
+      const field = c.retention_days === null ? 'retention_days' : 'retention_basis';
+      throw new AppError('validation_failed', 'retention_days and retention_basis go together: a hold needs its reason', [{ field, message: 'is required with the other retention field' }]);
+    }
+  }
+
+  const audit = (tx: TenantTx, ctx: TenantContext, at: Date, action: string, targetType: string, targetId: string, details: Record<string, unknown> = {}) =>
+    recordAudit(tx, ctx, at, { action, targetType, targetId, details });
+
+  /** Work on one task: locked as stored, visible only to its own system's key (another system's: 404). */
+  async function lockTask(tx: TenantTx, ctx: TenantContext, id: string) {
+    if (!isUuid(id)) throw taskNotFound();
+    const [raw, boundTo] = await Promise.all([taskRepo(tx).lockRaw(id), boundSystem(tx, ctx)]);
+    if (!raw || (boundTo && raw.system_id !== boundTo)) throw taskNotFound();
+    return { raw, boundTo };
+  }
+
+  /** The system a system key acts for; null for every other actor. */
+  function boundSystem(tx: TenantTx, ctx: TenantContext): Promise<string | null> {
+    return ctx.actor.type === 'api_key' ? dataMapRepo(tx).systemOfKey(ctx.actor.id) : Promise.resolve(null);
+  }
+
+  /** A live lease must be shown; a lease that ended is still honoured while nobody else claimed the task. */
+  function checkLease(raw: { status: string; lease_id: string | null; lease_expires_at: Date | null }, leaseId: string | undefined, now: Date): void {
+    const live = raw.status === 'leased' && raw.lease_expires_at !== null && raw.lease_expires_at > now;
+    if (leaseId !== undefined && raw.lease_id !== leaseId) throw new AppError('conflict', 'This lease is no longer yours: the task was claimed again after your lease ended');
+    if (live && leaseId === undefined) throw new AppError('conflict', 'The task is leased: send the lease_id of the claim that holds it');
+  }
+
+  /** After a task moved: the ticket follows (open -> in_progress on the first move, -> resolved when every task is done). */
+  async function ticketFollows(tx: TenantTx, ctx: TenantContext, ticketId: string, at: Date): Promise<void> {
+    const counts = await taskRepo(tx).ticketCounts(ticketId);
+    if (counts.total > 0 && counts.done === counts.total) {
+      await tickets().moveStatusIn(tx, ctx, { ticketId, status: 'resolved', note: 'Every fulfilment task is done', at, onlyFrom: ['open', 'in_progress', 'on_hold'] });
+    } else {
+      await tickets().moveStatusIn(tx, ctx, { ticketId, status: 'in_progress', note: 'Fulfilment under way', at, onlyFrom: ['open'] });
+    }
+  }
+
+  /**
+   * Creates the ticket's tasks: one per active system that holds data categories, automatic when the
+   * system answers that kind of request itself, else manual. Announces each by `fulfilment.task_created`.
+   */
+  async function createTasks(tx: TenantTx, ctx: TenantContext, ticket: { ticket_id: string; category: string; client_user_id: string }, at: Date): Promise<string[]> {
+    const kind = KIND_OF_CATEGORY[ticket.category];
+    if (!kind) return [];
+    const systems = (await dataMapRepo(tx).activeSystems()).filter((s) => s.category_ids.length > 0);
+    if (systems.length === 0) return [];
+    const automatic = (s: SystemRow) => (kind === 'access' ? s.can_access : kind === 'erasure' ? s.can_erase : s.can_correct);
+    const planned = systems.map((s) => ({ id: s.id, taskId: uuidv7(), mode: automatic(s) ? ('automatic' as const) : ('manual' as const) }));
+    const ids = await taskRepo(tx).insertTasks({ ticketId: ticket.ticket_id, kind, dpId: ticket.client_user_id, systems: planned, ...actorOf(ctx) }, at);
+    if (ids.length === 0) return ids;
+    const created = (await taskRepo(tx).forTicket(ticket.ticket_id, at)).filter((t) => ids.includes(t.id));
+    await together(
+      audit(tx, ctx, at, 'fulfilment.tasks_created', 'grievance', ticket.ticket_id, { kind, task_ids: ids }),
+      ...created.map((t) => recordEvent(tx, 'fulfilment.task_created', { task: shown(t) }, at)),
+    );
+    return ids;
+  }
+
+  const service = {
+    // Categories
+    createCategory(ctx: TenantContext, input: CreateCategoryInput): Promise<CategoryRow> {
+      const row = {
+        id: uuidv7(),
+        key: input.key,
+        name: input.name,
+        description: input.description ?? null,
+        purposes: input.purposes ?? [],
+        retention_days: input.retention_days ?? null,
+        retention_basis: input.retention_basis ?? null,
+      };
+      checkRetention(row);
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, (tx) =>
+        alongsideAudit(tx, ctx, at, { action: 'data_category.created', targetType: 'data_category', targetId: row.id, details: { key: row.key } }, dataMapRepo(tx).insertCategory(row, at)),
+      );
+    },
+
+    async listCategories(ctx: TenantContext, q: { limit?: number; offset?: number }) {
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      return { ...(await dataMapRepo(tenantReads(db, ctx.orgId)).listCategories(limit, offset)), limit, offset };
+    },
+
+    async getCategory(ctx: TenantContext, id: string): Promise<CategoryRow> {
+      if (!isUuid(id)) throw categoryNotFound();
+      const row = await dataMapRepo(tenantReads(db, ctx.orgId)).getCategory(id);
+      if (!row) throw categoryNotFound();
+      return row;
+    },
+
+    updateCategory(ctx: TenantContext, id: string, input: UpdateCategoryInput): Promise<CategoryRow> {
+      if (!isUuid(id)) return Promise.reject(categoryNotFound());
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const current = await dataMapRepo(tx).getCategory(id);
+        if (!current) throw categoryNotFound();
+        const next = { ...current, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as CategoryRow;
+        checkRetention(next);
+        const [row] = await Promise.all([
+          dataMapRepo(tx).updateCategory(id, next, at),
+          audit(tx, ctx, at, 'data_category.updated', 'data_category', id, { fields: Object.keys(input) }),
+        ]);
+        return row;
+      });
+    },
+
+    removeCategory(ctx: TenantContext, id: string): Promise<{ message: string }> {
+      if (!isUuid(id)) return Promise.reject(categoryNotFound());
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const { removed, held } = await dataMapRepo(tx).removeCategory(id);
+        if (held) throw new AppError('conflict', 'A system holds this data category: remove it from the system first');
+        if (!removed) throw categoryNotFound();
+        await audit(tx, ctx, at, 'data_category.deleted', 'data_category', id);
+        return { message: 'Data category deleted' };
+      });
+    },
+
+    // Systems
+    createSystem(ctx: TenantContext, input: CreateSystemInput): Promise<SystemRow> {
+      const at = clock.now();
+      const row = {
+        id: uuidv7(),
+        name: input.name,
+        owner: input.owner,
+        description: input.description ?? null,
+        category_ids: (input.category_ids ?? []).map((c) => c.toLowerCase()),
+        processors: input.processors ?? [],
+        can_access: input.can_access ?? false,
+        can_correct: input.can_correct ?? false,
+        can_erase: input.can_erase ?? false,
+      };
+      return withTenant(db, ctx.orgId, async (tx) => {
+        await checkCategories(tx, row.category_ids);
+        return alongsideAudit(tx, ctx, at, { action: 'system.created', targetType: 'system', targetId: row.id }, dataMapRepo(tx).insertSystem(row, at));
+      });
+    },
+
+    async listSystems(ctx: TenantContext, q: { limit?: number; offset?: number }) {
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      return { ...(await dataMapRepo(tenantReads(db, ctx.orgId)).listSystems(limit, offset)), limit, offset };
+    },
+
+    async getSystem(ctx: TenantContext, id: string): Promise<SystemRow> {
+      if (!isUuid(id)) throw systemNotFound();
+      const row = await dataMapRepo(tenantReads(db, ctx.orgId)).getSystem(id);
+      if (!row) throw systemNotFound();
+      return row;
+    },
+
+    updateSystem(ctx: TenantContext, id: string, input: UpdateSystemInput): Promise<SystemRow> {
+      if (!isUuid(id)) return Promise.reject(systemNotFound());
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const current = await dataMapRepo(tx).getSystem(id, true);
+        if (!current) throw systemNotFound();
+        const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+        if (input.category_ids) changes.category_ids = input.category_ids.map((c) => c.toLowerCase());
+        await checkCategories(tx, input.category_ids);
+        const [row] = await Promise.all([dataMapRepo(tx).updateSystem(id, { ...current, ...changes } as SystemRow, at), audit(tx, ctx, at, 'system.updated', 'system', id, { fields: Object.keys(input) })]);
+        return row;
+      });
+    },
+
+    /** A key for the system (scope `fulfilment`, bound to it): shown once. */
+    createSystemKey(ctx: TenantContext, id: string, input: { name?: string }) {
+      if (!isUuid(id)) return Promise.reject(systemNotFound());
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const system = await dataMapRepo(tx).getSystem(id);
+        if (!system) throw systemNotFound();
+        const generated = generateApiKey();
+        const keyId = uuidv7();
+        const [row] = await Promise.all([
+          dataMapRepo(tx).insertSystemKey({ id: keyId, systemId: system.id, name: input.name ?? `System: ${system.name}`.slice(0, 255), prefix: generated.prefix, hash: generated.hash }, at),
+          audit(tx, ctx, at, 'system.key_created', 'system', system.id, { key_id: keyId }),
+        ]);
+        return { ...row, key: generated.key, system_id: system.id };
+      });
+    },
+
+    /** The s.11 summary: what is held, what for, with whom it is shared, and how long it is kept. */
+    async summary(ctx: TenantContext) {
+      const reads = dataMapRepo(tenantReads(db, ctx.orgId));
+      const [categories, systems] = await Promise.all([reads.allCategories(), reads.activeSystems()]);
+      const all = new Set<string>();
+      const rows = categories.map((c) => {
+        const holding = systems.filter((s) => s.category_ids.includes(c.id));
+        const sharedWith = [...new Set(holding.flatMap((s) => s.processors))].sort();
+        sharedWith.forEach((p) => all.add(p));
+        return {
+          key: c.key,
+          name: c.name,
+          description: c.description,
+          purposes: c.purposes,
+          systems: holding.map((s) => s.name),
+          shared_with: sharedWith,
+          retention: c.retention_days === null ? null : { days: c.retention_days, basis: c.retention_basis ?? '' },
+        };
+      });
+      return { organization: { slug: ctx.slug, name: ctx.orgName }, categories: rows, shared_with: [...all].sort(), generated_at: clock.now() };
+    },
+
+    /** The same summary, for the person themselves (their data is held in the organization's systems). */
+    summaryMine(ctx: PrincipalContext) {
+      return service.summary(ctx);
+    },
+
+    // ---- tasks -------------------------------------------------------------------------------------
+
+    /** Called in the creating transaction of every ticket. */
+    async startForTicket(tx: TenantTx, ctx: TenantContext, ticket: { ticket_id: string; category: string; client_user_id: string }, at: Date): Promise<void> {
+      await createTasks(tx, ctx, ticket, at);
+    },
+
+    /**
+     * Accepts a request whose tasks were not created on filing (filed before its systems were registered,
+     * or its tasks were all for systems since archived): creates them now. 409 when it has tasks.
+     */
+    start(ctx: TenantContext, ticketId: string) {
+      if (!TICKET_ID.test(ticketId)) return Promise.reject(ticketNotFound());
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const rows = await tx.query<{ ticket_id: string; category: string; client_user_id: string; tasks: number }>(
+          `select g.ticket_id, g.category, g.client_user_id, (select count(*)::int from fulfilment_tasks t where t.org_id = g.org_id and t.ticket_id = g.ticket_id) as tasks
+             from grievances g where g.org_id = $1::uuid and g.ticket_id = $2::text for update`,
+          [tx.orgId, ticketId],
+        );
+        const ticket = rows[0];
+        if (!ticket) throw ticketNotFound();
+        if (!KIND_OF_CATEGORY[ticket.category]) throw new AppError('conflict', `A ${ticket.category} ticket has no fulfilment: only data_access, data_portability, rectification and erasure requests do`);
+        if (ticket.tasks > 0) throw new AppError('conflict', 'This request already has its tasks');
+        const ids = await createTasks(tx, ctx, ticket, at);
+        if (ids.length === 0) throw new AppError('conflict', 'No active system holds data categories: register the systems first');
+        return service.ticketIn(tx, ticketId, at);
+      });
+    },
+
+    async ticketIn(tx: TenantTx, ticketId: string, now: Date) {
+      const [tasks, transitions] = await Promise.all([taskRepo(tx).forTicket(ticketId, now), taskRepo(tx).transitions(ticketId)]);
+      return { ticket_id: ticketId, status: ticketFulfilmentStatus(tasks), tasks: tasks.map(shown), transitions };
+    },
+
+    /** A ticket's tasks and their transitions (the dashboard's view of one request). */
+    forTicket(ctx: TenantContext, ticketId: string) {
+      if (!TICKET_ID.test(ticketId)) return Promise.reject(ticketNotFound());
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const exists = await tx.query('select 1 from grievances where org_id = $1::uuid and ticket_id = $2::text', [tx.orgId, ticketId]);
+        if (exists.length === 0) throw ticketNotFound();
+        return service.ticketIn(tx, ticketId, clock.now());
+      });
+    },
+
+    list(ctx: TenantContext, q: ListTasksInput) {
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      const now = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const bound = await boundSystem(tx, ctx);
+        // A system key sees its own system's tasks only.
+        if (bound && q.system_id && q.system_id.toLowerCase() !== bound) return { data: [], count: 0, limit, offset };
+        const page = await taskRepo(tx).list({ status: q.status, systemId: bound ?? q.system_id, ticketId: q.ticket_id, limit, offset }, now);
+        return { data: page.data.map(shown), count: page.count, limit, offset };
+      });
+    },
+
+    get(ctx: TenantContext, id: string): Promise<ShownTask> {
+      if (!isUuid(id)) return Promise.reject(taskNotFound());
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const [row, bound] = await Promise.all([taskRepo(tx).get(id, clock.now()), boundSystem(tx, ctx)]);
+        if (!row || (bound && row.system_id !== bound)) throw taskNotFound();
+        return shown(row);
+      });
+    },
+
+    /** Leases the system's oldest claimable tasks: a system key claims for its system, any other key names one. */
+    claim(ctx: TenantContext, input: ClaimInput) {
+      const now = clock.now();
+      const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const bound = await boundSystem(tx, ctx);
+        // Another system is invisible to a system key, as another organization's is to any key.
+        if (bound && input.system_id && input.system_id.toLowerCase() !== bound) throw systemNotFound();
+        const systemId = bound ?? input.system_id?.toLowerCase();
+        if (!systemId) throw new AppError('validation_failed', 'system_id is required unless the key is a system key', [{ field: 'system_id', message: 'is required with a key that is not bound to a system' }]);
+        const system = await dataMapRepo(tx).getSystem(systemId);
+        if (!system) throw systemNotFound();
+        const leased = await taskRepo(tx).claim({ systemId, limit: input.limit ?? 1, leaseSeconds, ...actorOf(ctx) }, now);
+        if (leased.length === 0) return { data: [] };
+        const rows = await Promise.all(leased.map((l) => taskRepo(tx).get(l.id, now)));
+        const tasks = rows.map((r, i) => ({ ...shown(r!), lease_id: leased[i]!.lease_id }));
+        await together(
+          audit(tx, ctx, now, 'fulfilment.tasks_claimed', 'system', systemId, {
+            task_ids: leased.map((l) => l.id),
+            expired_leases: leased.filter((l) => l.was_expired).map((l) => l.id),
+            lease_seconds: leaseSeconds,
+          }),
+          ...[...new Set(tasks.map((t) => t.ticket_id))].map((ticketId) => ticketFollows(tx, ctx, ticketId, now)),
+        );
+        return { data: tasks };
+      });
+    },
+
+    heartbeat(ctx: TenantContext, id: string, input: HeartbeatInput): Promise<ShownTask> {
+      const now = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const { raw } = await lockTask(tx, ctx, id);
+        if (raw.lease_id !== input.lease_id || raw.status !== 'leased') throw new AppError('conflict', 'This lease is no longer yours: the task was claimed again, or finished');
+        if (raw.lease_expires_at !== null && raw.lease_expires_at <= now) throw new AppError('conflict', 'The lease ended: claim the task again');
+        const until = new Date(now.getTime() + (input.lease_seconds ?? DEFAULT_LEASE_SECONDS) * 1000);
+        await Promise.all([
+          taskRepo(tx).transition(raw.id, { status: 'leased', leaseExpiresAt: until }, { action: 'heartbeat', ...actorOf(ctx), detail: null }, now),
+          audit(tx, ctx, now, 'fulfilment.task_heartbeat', 'fulfilment_task', raw.id, { lease_expires_at: until.toISOString() }),
+        ]);
+        return shown((await taskRepo(tx).get(raw.id, now))!);
+      });
+    },
+
+    complete(ctx: TenantContext, id: string, input: CompleteInput): Promise<ShownTask> {
+      const now = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const { raw, boundTo } = await lockTask(tx, ctx, id);
+        if (raw.status === 'done') throw new AppError('conflict', 'The task is already done');
+        if (raw.status === 'failed') throw new AppError('conflict', 'The task failed: retry it before reporting it done');
+        if (raw.mode === 'manual' && boundTo) throw new AppError('conflict', 'A manual task is reported done by a member of the organization, not by a system key');
+        checkLease(raw, input.lease_id, now);
+        await Promise.all([
+          taskRepo(tx).transition(raw.id, { status: 'done', clearLease: true, result: input.result ?? {}, failureReason: null, completed: true }, { action: 'completed', ...actorOf(ctx), detail: null }, now),
+          audit(tx, ctx, now, 'fulfilment.task_completed', 'fulfilment_task', raw.id, { ticket_id: raw.ticket_id, system_id: raw.system_id }),
+        ]);
+        await ticketFollows(tx, ctx, raw.ticket_id, now);
+        return shown((await taskRepo(tx).get(raw.id, now))!);
+      });
+    },
+
+    fail(ctx: TenantContext, id: string, input: FailInput): Promise<ShownTask> {
+      const now = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const { raw } = await lockTask(tx, ctx, id);
+        if (raw.status === 'done' || raw.status === 'failed') throw new AppError('conflict', `The task is already ${raw.status}`);
+        checkLease(raw, input.lease_id, now);
+        await Promise.all([
+          taskRepo(tx).transition(raw.id, { status: 'failed', clearLease: true, failureReason: input.reason }, { action: 'failed', ...actorOf(ctx), detail: input.reason }, now),
+          audit(tx, ctx, now, 'fulfilment.task_failed', 'fulfilment_task', raw.id, { ticket_id: raw.ticket_id, system_id: raw.system_id }),
+        ]);
+        await ticketFollows(tx, ctx, raw.ticket_id, now);
+        return shown((await taskRepo(tx).get(raw.id, now))!);
+      });
+    },
+
+    /** A failed task back to the queue (the dashboard's retry); announced again to webhook systems. */
+    retry(ctx: TenantContext, id: string): Promise<ShownTask> {
+      const now = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const { raw } = await lockTask(tx, ctx, id);
+        if (raw.status !== 'failed') throw new AppError('conflict', 'Only a failed task can be retried');
+        await Promise.all([
+          taskRepo(tx).transition(raw.id, { status: 'queued', clearLease: true, failureReason: null }, { action: 'retried', ...actorOf(ctx), detail: null }, now),
+          audit(tx, ctx, now, 'fulfilment.task_retried', 'fulfilment_task', raw.id, { ticket_id: raw.ticket_id, system_id: raw.system_id }),
+        ]);
+        const task = shown((await taskRepo(tx).get(raw.id, now))!);
+        await recordEvent(tx, 'fulfilment.task_created', { task, retried: true }, now);
+        return task;
+      });
+    },
+  };
+  return service;
+}
+
+export type FulfilmentService = ReturnType<typeof createFulfilmentService>;

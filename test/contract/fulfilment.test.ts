@@ -1,0 +1,325 @@
+// Rights fulfilment (issue 33): the data map and its s.11 summary, one task per system for each access,
+// correction or erasure request, the lease API (claim, heartbeat, complete, fail; an ended lease goes back
+// to the queue), manual tasks, retry, the ticket following its tasks, and every transition recorded and
+// audited. Two test systems over real HTTP: one takes its tasks by signed webhook, one by the lease API
+// with @assent/client, on both stores.
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { createAssentClient, unwrap } from '../../clients/typescript/src/index.js';
+import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
+import { startReceiver } from '../support/receiver.js';
+
+type Tenant = TestOrg & { key: string };
+
+let t: TestApp;
+let baseUrl: string;
+beforeAll(async () => {
+  t = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: '1' } });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => t?.close());
+
+const call = (a: Tenant, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown, key = a.key) => t.call({ method, url, org: a, key, body });
+
+async function ok<T = any>(pending: ReturnType<typeof call>, status = 200): Promise<T> {
+  const res = await pending;
+  expect(res.statusCode, res.body).toBe(status);
+  return res.json<T>();
+}
+
+/** An organization with two categories (one with a retention hold) and three systems: lease, webhook, manual. */
+async function dataMap(a: Tenant) {
+  const contact = await ok(call(a, 'POST', '/api/v1/data-categories', { key: 'contact', name: 'Contact details', purposes: ['Account', 'Support'] }), 201);
+  const logs = await ok(
+    call(a, 'POST', '/api/v1/data-categories', { key: 'traffic_logs', name: 'Traffic logs', purposes: ['Security'], retention_days: 365, retention_basis: 'DPDP Rule 8(3)' }),
+    201,
+  );
+  const crm = await ok(call(a, 'POST', '/api/v1/systems', { name: 'CRM', owner: 'Sales ops', category_ids: [contact.id], processors: ['MailCo'], can_access: true, can_erase: true, can_correct: true }), 201);
+  const billing = await ok(call(a, 'POST', '/api/v1/systems', { name: 'Billing', owner: 'Finance', category_ids: [contact.id, logs.id], processors: ['PayCo', 'MailCo'], can_access: true, can_erase: true }), 201);
+  const archive = await ok(call(a, 'POST', '/api/v1/systems', { name: 'Paper archive', owner: 'Legal', category_ids: [contact.id] }), 201);
+  // A system that holds nothing gets no task.
+  await ok(call(a, 'POST', '/api/v1/systems', { name: 'Empty', owner: 'Nobody' }), 201);
+  return { contact, logs, crm, billing, archive };
+}
+
+const fileRequest = (a: Tenant, category = 'data_access', user = 'dp-42') =>
+  ok(call(a, 'POST', '/grievance', { client_user_id: user, subject: 'My data', description: 'Please act on my request', category }), 201);
+
+describe('data map', () => {
+  test('categories and systems: create, list, get, patch; the s.11 summary is generated from them', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    expect(m.logs).toEqual({
+      id: expect.any(String),
+      key: 'traffic_logs',
+      name: 'Traffic logs',
+      description: null,
+      purposes: ['Security'],
+      retention_days: 365,
+      retention_basis: 'DPDP Rule 8(3)',
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect(m.crm).toMatchObject({ name: 'CRM', owner: 'Sales ops', category_ids: [m.contact.id], processors: ['MailCo'], can_access: true, can_correct: true, can_erase: true, status: 'active' });
+    const systems = await ok(call(a, 'GET', '/api/v1/systems'));
+    expect(systems.data.map((s: { name: string }) => s.name)).toEqual(['Billing', 'CRM', 'Empty', 'Paper archive']);
+    expect(systems.count).toBe(4);
+    expect((await ok(call(a, 'GET', '/api/v1/data-categories'))).data.map((c: { key: string }) => c.key)).toEqual(['contact', 'traffic_logs']);
+    expect(await ok(call(a, 'GET', `/api/v1/systems/${m.crm.id}`))).toEqual(m.crm);
+    const patched = await ok(call(a, 'PATCH', `/api/v1/systems/${m.crm.id}`, { processors: ['MailCo', 'AdCo'] }));
+    expect(patched.processors).toEqual(['MailCo', 'AdCo']);
+    const summary = await ok(call(a, 'GET', '/api/v1/data-map/summary'));
+    expect(summary).toEqual({
+      organization: { slug: a.slug, name: expect.any(String) },
+      categories: [
+        { key: 'contact', name: 'Contact details', description: null, purposes: ['Account', 'Support'], systems: ['Billing', 'CRM', 'Paper archive'], shared_with: ['AdCo', 'MailCo', 'PayCo'], retention: null },
+        { key: 'traffic_logs', name: 'Traffic logs', description: null, purposes: ['Security'], systems: ['Billing'], shared_with: ['MailCo', 'PayCo'], retention: { days: 365, basis: 'DPDP Rule 8(3)' } },
+      ],
+      shared_with: ['AdCo', 'MailCo', 'PayCo'],
+      generated_at: expect.any(String),
+    });
+    // The person sees the same summary with their own token.
+    const minted = await ok(call(a, 'POST', '/api/v1/data-principals/dp-42/tokens', {}), 201);
+    const mine = await t.call({ method: 'GET', url: '/api/v1/me/data-summary', org: a, headers: { authorization: `Bearer ${minted.access_token}` } });
+    expect(mine.statusCode).toBe(200);
+    expect(mine.json().categories).toEqual(summary.categories);
+  });
+
+  test('bad input is a 400 naming the field; duplicates 409; a held category cannot be removed; unknown ids 404', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    const dup = await call(a, 'POST', '/api/v1/data-categories', { key: 'contact', name: 'Again' });
+    expect([dup.statusCode, dup.json().code]).toEqual([409, 'conflict']);
+    const badKey = await call(a, 'POST', '/api/v1/data-categories', { key: 'Bad Key', name: 'x' });
+    expect(badKey.statusCode).toBe(400);
+    expect(badKey.json().details).toContainEqual({ field: 'key', message: expect.stringContaining('a-z') });
+    const halfHold = await call(a, 'POST', '/api/v1/data-categories', { key: 'half', name: 'x', retention_days: 30 });
+    expect([halfHold.statusCode, halfHold.json().details]).toEqual([400, [{ field: 'retention_basis', message: 'is required with the other retention field' }]]);
+    const other = await t.tenant();
+    const otherCategory = await ok(call(other, 'POST', '/api/v1/data-categories', { key: 'theirs', name: 'Theirs' }), 201);
+    const foreign = await call(a, 'POST', '/api/v1/systems', { name: 'X', owner: 'Y', category_ids: [otherCategory.id] });
+    expect([foreign.statusCode, foreign.json().code, foreign.json().details[0].field]).toEqual([400, 'validation_failed', 'category_ids']);
+    const sameName = await call(a, 'POST', '/api/v1/systems', { name: 'CRM', owner: 'Y' });
+    expect(sameName.statusCode).toBe(409);
+    const held = await call(a, 'DELETE', `/api/v1/data-categories/${m.contact.id}`);
+    expect([held.statusCode, held.json().code]).toEqual([409, 'conflict']);
+    const unheld = await ok(call(a, 'POST', '/api/v1/data-categories', { key: 'spare', name: 'Spare' }), 201);
+    expect(await ok(call(a, 'DELETE', `/api/v1/data-categories/${unheld.id}`))).toEqual({ message: 'Data category deleted' });
+    for (const url of [`/api/v1/systems/${m.crm.id}`, `/api/v1/data-categories/${m.contact.id}`]) {
+      const res = await call(other, 'GET', url);
+      expect(res.statusCode).toBe(404);
+    }
+    expect((await call(a, 'GET', '/api/v1/systems/not-a-uuid')).statusCode).toBe(404);
+    const empty = await call(a, 'PATCH', `/api/v1/systems/${m.crm.id}`, {});
+    expect(empty.statusCode).toBe(400);
+  });
+});
+
+describe('tasks', () => {
+  test('filing an access request creates one task per system holding data; manual where the system cannot answer; webhook announced', async () => {
+    t.clock.set(new Date()); // the library checks the signature's timestamp against the real time
+    const a = await t.tenant();
+    const receiver = await startReceiver(200);
+    try {
+      const hook = await ok(call(a, 'POST', '/api/v1/webhooks', { url: receiver.url, events: ['fulfilment.task_created'] }), 201);
+      const m = await dataMap(a);
+      const ticket = await fileRequest(a);
+      expect(ticket.status).toBe('open');
+      const view = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+      expect(view.status).toBe('waiting');
+      expect(view.tasks.map((x: any) => [x.system_name, x.kind, x.mode, x.status, x.dp_id])).toEqual([
+        ['Billing', 'access', 'automatic', 'queued', 'dp-42'],
+        ['CRM', 'access', 'automatic', 'queued', 'dp-42'],
+        ['Paper archive', 'access', 'manual', 'queued', 'dp-42'],
+      ]);
+      expect(view.tasks[0].category_keys).toEqual(['contact', 'traffic_logs']);
+      expect(view.tasks[2].blocked_by).toBe('Waits for a member to do it in Paper archive and report it done.');
+      expect(view.transitions.map((x: any) => x.action)).toEqual(['created', 'created', 'created']);
+      // The webhook system receives each task, signed (Standard Webhooks).
+      for (let i = 0; i < 20 && receiver.received.length < 3; i++) await t.app.webhooks.runOnce();
+      expect(receiver.received).toHaveLength(3);
+      const wh = new Webhook(hook.secret);
+      const events = receiver.received.map((r) => wh.verify(r.body, r.headers as Record<string, string>) as any);
+      expect(events.every((e) => e.type === 'fulfilment.task_created')).toBe(true);
+      expect(events.map((e) => e.data.task.system_id).sort()).toEqual([m.billing.id, m.crm.id, m.archive.id].sort());
+      // A complaint creates no task.
+      const complaint = await fileRequest(a, 'complaint');
+      expect((await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${complaint.ticket_id}`))).status).toBe('none');
+      // Erasure: the webhook system completes its task with its system key, no lease needed.
+      const key = await ok(call(a, 'POST', `/api/v1/systems/${m.crm.id}/keys`, {}), 201);
+      expect(key).toMatchObject({ scopes: ['fulfilment'], system_id: m.crm.id, key: expect.stringMatching(/^ask_live_/) });
+      const erasure = await fileRequest(a, 'erasure');
+      const crmTask = (await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${erasure.ticket_id}`))).tasks.find((x: any) => x.system_id === m.crm.id);
+      const done = await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${crmTask.id}/complete`, { result: { erased_records: 3 } }, key.key));
+      expect(done).toMatchObject({ status: 'done', result: { erased_records: 3 }, completed_at: expect.any(String), blocked_by: null });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('the lease API over real HTTP with @assent/client: claim, heartbeat, complete; the ticket follows its tasks to resolved', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    const ticket = await fileRequest(a);
+    const keyFor = async (id: string) => (await ok(call(a, 'POST', `/api/v1/systems/${id}/keys`, { name: 'worker' }), 201)).key as string;
+    const billing = createAssentClient({ baseUrl, apiKey: await keyFor(m.billing.id), retries: 0 });
+    const crm = createAssentClient({ baseUrl, apiKey: await keyFor(m.crm.id), retries: 0 });
+
+    const claimed = await unwrap(billing.POST('/api/v1/fulfilment/tasks/claim', { body: { limit: 5, lease_seconds: 60 } }));
+    expect(claimed.data).toHaveLength(1);
+    const task = claimed.data[0]!;
+    expect(task).toMatchObject({ system_id: m.billing.id, status: 'leased', attempts: 1, lease_id: expect.stringMatching(/^lse_/), ticket_id: ticket.ticket_id });
+    // Nothing more for Billing; a second claim gets nothing while the lease runs.
+    expect((await unwrap(billing.POST('/api/v1/fulfilment/tasks/claim', { body: {} }))).data).toEqual([]);
+    // The ticket moved to in_progress with the first claim.
+    expect((await ok(call(a, 'GET', `/grievance/user/dp-42`)))[0].status).toBe('in_progress');
+    // A system key sees its own tasks only: Billing's task is not CRM's to see or complete.
+    const foreign = await crm.GET('/api/v1/fulfilment/tasks/{id}', { params: { path: { id: task.id } } });
+    expect(foreign.response.status).toBe(404);
+    expect((await unwrap(crm.GET('/api/v1/fulfilment/tasks', { params: { query: {} } }))).data.every((x) => x.system_id === m.crm.id)).toBe(true);
+    const beat = await unwrap(billing.POST('/api/v1/fulfilment/tasks/{id}/heartbeat', { params: { path: { id: task.id } }, body: { lease_id: task.lease_id, lease_seconds: 120 } }));
+    expect(new Date(beat.lease_expires_at!).getTime()).toBe(t.clock.now().getTime() + 120_000);
+    // Completing without the lease, or with a wrong one: 409.
+    const noLease = await billing.POST('/api/v1/fulfilment/tasks/{id}/complete', { params: { path: { id: task.id } }, body: {} });
+    expect(noLease.response.status).toBe(409);
+    const wrongLease = await billing.POST('/api/v1/fulfilment/tasks/{id}/complete', { params: { path: { id: task.id } }, body: { lease_id: 'lse_nope' } });
+    expect([wrongLease.response.status, (wrongLease.error as any).code]).toEqual([409, 'conflict']);
+    await unwrap(billing.POST('/api/v1/fulfilment/tasks/{id}/complete', { params: { path: { id: task.id } }, body: { lease_id: task.lease_id, result: { rows: 12 } } }));
+    const crmTask = (await unwrap(crm.POST('/api/v1/fulfilment/tasks/claim', { body: {} }))).data[0]!;
+    await unwrap(crm.POST('/api/v1/fulfilment/tasks/{id}/complete', { params: { path: { id: crmTask.id } }, body: { lease_id: crmTask.lease_id } }));
+    let view = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+    expect(view.status).toBe('waiting');
+    // The manual task: a system key cannot report it; a member (admin key) does.
+    const manual = view.tasks.find((x: any) => x.mode === 'manual');
+    const byKey = await crm.POST('/api/v1/fulfilment/tasks/{id}/complete', { params: { path: { id: manual.id } }, body: {} });
+    expect(byKey.response.status).toBe(404);
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${manual.id}/complete`, { result: { note_id: 'box-7' } }));
+    view = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+    expect(view.status).toBe('done');
+    const history = await ok(call(a, 'GET', `/grievance/${ticket.ticket_id}/history`));
+    expect(history.map((h: any) => h.status)).toEqual(['open', 'in_progress', 'resolved']);
+    expect(view.transitions.map((x: any) => x.action)).toEqual(['created', 'created', 'created', 'claimed', 'heartbeat', 'completed', 'claimed', 'completed', 'completed']);
+    // Every transition is audited.
+    const audit = await ok(call(a, 'GET', '/api/v1/audit-log?limit=200'));
+    const actions = audit.data.map((e: any) => e.action);
+    for (const action of ['fulfilment.tasks_created', 'fulfilment.tasks_claimed', 'fulfilment.task_heartbeat', 'fulfilment.task_completed']) expect(actions).toContain(action);
+    expect(actions.filter((x: string) => x === 'fulfilment.task_completed')).toHaveLength(3);
+  });
+
+  test('a worker that dies mid-lease: its task goes back to the queue when the lease ends, and is taken again', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    const ticket = await fileRequest(a, 'erasure');
+    const key = (await ok(call(a, 'POST', `/api/v1/systems/${m.billing.id}/keys`, {}), 201)).key as string;
+    const first = await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', { lease_seconds: 30 }, key));
+    const task = first.data[0];
+    // The worker crashes: no heartbeat. Before the lease ends nothing is claimable.
+    t.clock.advance(29_000);
+    expect((await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, key))).data).toEqual([]);
+    t.clock.advance(1_000);
+    const shown = await ok(call(a, 'GET', `/api/v1/fulfilment/tasks/${task.id}`, undefined, key));
+    expect([shown.status, shown.lease_expires_at]).toEqual(['queued', null]);
+    const again = await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, key));
+    expect(again.data.map((x: any) => [x.id, x.attempts])).toEqual([[task.id, 2]]);
+    expect(again.data[0].lease_id).not.toBe(task.lease_id);
+    // The dead worker comes back: its lease is no longer its own.
+    const late = await call(a, 'POST', `/api/v1/fulfilment/tasks/${task.id}/complete`, { lease_id: task.lease_id }, key);
+    expect([late.statusCode, late.json().code]).toEqual([409, 'conflict']);
+    const beat = await call(a, 'POST', `/api/v1/fulfilment/tasks/${task.id}/heartbeat`, { lease_id: task.lease_id }, key);
+    expect(beat.statusCode).toBe(409);
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${task.id}/complete`, { lease_id: again.data[0].lease_id }, key));
+    const view = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+    expect(view.transitions.filter((x: any) => x.task_id === task.id).map((x: any) => x.action)).toEqual(['created', 'claimed', 'lease_expired', 'claimed', 'completed']);
+  });
+
+  test('fail with a reason, the dashboard retries it; only failed tasks retry; done tasks cannot be reported again', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    const ticket = await fileRequest(a, 'rectification');
+    const key = (await ok(call(a, 'POST', `/api/v1/systems/${m.crm.id}/keys`, {}), 201)).key as string;
+    const claimed = (await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, key))).data[0];
+    expect(claimed.kind).toBe('correction');
+    const failed = await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${claimed.id}/fail`, { lease_id: claimed.lease_id, reason: 'CRM API returned 503' }, key));
+    expect(failed).toMatchObject({ status: 'failed', failure_reason: 'CRM API returned 503', blocked_by: expect.stringContaining('CRM API returned 503') });
+    expect((await ok(call(a, 'GET', `/api/v1/fulfilment/tasks?status=failed`))).data.map((x: any) => x.id)).toEqual([claimed.id]);
+    const doneWhileFailed = await call(a, 'POST', `/api/v1/fulfilment/tasks/${claimed.id}/complete`, {}, key);
+    expect(doneWhileFailed.statusCode).toBe(409);
+    // The retry is the organization's, not the system key's.
+    const bySystem = await call(a, 'POST', `/api/v1/fulfilment/tasks/${claimed.id}/retry`, undefined, key);
+    expect(bySystem.statusCode).toBe(403);
+    const retried = await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${claimed.id}/retry`));
+    expect([retried.status, retried.failure_reason]).toEqual(['queued', null]);
+    expect((await call(a, 'POST', `/api/v1/fulfilment/tasks/${claimed.id}/retry`)).statusCode).toBe(409);
+    const again = (await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, key))).data[0];
+    expect([again.id, again.attempts]).toEqual([claimed.id, 2]);
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${again.id}/complete`, { lease_id: again.lease_id }, key));
+    expect((await call(a, 'POST', `/api/v1/fulfilment/tasks/${again.id}/complete`, { lease_id: again.lease_id }, key)).statusCode).toBe(409);
+    expect((await call(a, 'POST', `/api/v1/fulfilment/tasks/${again.id}/fail`, { reason: 'x' }, key)).statusCode).toBe(409);
+    const view = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+    expect(view.transitions.filter((x: any) => x.task_id === claimed.id).map((x: any) => [x.action, x.detail])).toEqual([
+      ['created', null],
+      ['claimed', null],
+      ['failed', 'CRM API returned 503'],
+      ['retried', null],
+      ['claimed', null],
+      ['completed', null],
+    ]);
+  });
+
+  test('claim input: an admin key names the system; a system key cannot claim for another; bad bodies are 400s', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    await fileRequest(a);
+    const missing = await call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {});
+    expect([missing.statusCode, missing.json().details]).toEqual([400, [{ field: 'system_id', message: 'is required with a key that is not bound to a system' }]]);
+    const byAdmin = await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', { system_id: m.crm.id }));
+    expect(byAdmin.data).toHaveLength(1);
+    const key = (await ok(call(a, 'POST', `/api/v1/systems/${m.billing.id}/keys`, {}), 201)).key as string;
+    const elsewhere = await call(a, 'POST', '/api/v1/fulfilment/tasks/claim', { system_id: m.crm.id }, key);
+    expect(elsewhere.statusCode).toBe(404);
+    for (const body of [{ limit: 0 }, { limit: 51 }, { lease_seconds: 5 }, { system_id: 'x' }, { extra: 1 }]) {
+      const res = await call(a, 'POST', '/api/v1/fulfilment/tasks/claim', body, key);
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+      expect(res.json().code).toBe('validation_failed');
+    }
+    // A system key is a fulfilment key: it reaches nothing else.
+    expect((await call(a, 'GET', '/api/v1/systems', undefined, key)).statusCode).toBe(403);
+    expect((await call(a, 'GET', '/grievance/user/dp-42', undefined, key)).statusCode).toBe(403);
+    // Another organization's key never reaches these tasks.
+    const other = await t.tenant();
+    const theirs = await call(other, 'POST', '/api/v1/fulfilment/tasks/claim', { system_id: m.billing.id });
+    expect(theirs.statusCode).toBe(404);
+  });
+
+  test('accepting a request filed before its systems existed creates its tasks; 409 once it has them', async () => {
+    const a = await t.tenant();
+    const ticket = await fileRequest(a, 'data_portability');
+    const none = await call(a, 'POST', `/api/v1/fulfilment/tickets/${ticket.ticket_id}/start`);
+    expect([none.statusCode, none.json().error]).toEqual([409, 'No active system holds data categories: register the systems first']);
+    await dataMap(a);
+    const started = await ok(call(a, 'POST', `/api/v1/fulfilment/tickets/${ticket.ticket_id}/start`));
+    expect(started.tasks).toHaveLength(3);
+    expect((await call(a, 'POST', `/api/v1/fulfilment/tickets/${ticket.ticket_id}/start`)).statusCode).toBe(409);
+    const complaint = await fileRequest(a, 'complaint');
+    expect((await call(a, 'POST', `/api/v1/fulfilment/tickets/${complaint.ticket_id}/start`)).statusCode).toBe(409);
+    expect((await call(a, 'POST', '/api/v1/fulfilment/tickets/GRV-NOPE0000/start')).statusCode).toBe(404);
+    // Archived systems get no new tasks.
+    const systems = (await ok(call(a, 'GET', '/api/v1/systems'))).data;
+    for (const s of systems) await ok(call(a, 'PATCH', `/api/v1/systems/${s.id}`, { status: 'archived' }));
+    const later = await fileRequest(a, 'erasure');
+    expect((await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${later.ticket_id}`))).tasks).toEqual([]);
+  });
+
+  test('two workers claiming at once never get the same task', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    for (let i = 0; i < 6; i++) await fileRequest(a, 'data_access', `dp-${i}`);
+    const key = (await ok(call(a, 'POST', `/api/v1/systems/${m.billing.id}/keys`, {}), 201)).key as string;
+    const results = await Promise.all([0, 1, 2].map(() => ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', { limit: 3 }, key))));
+    const ids = results.flatMap((r) => r.data.map((x: any) => x.id));
+    expect(ids).toHaveLength(6);
+    expect(new Set(ids).size).toBe(6);
+  });
+});
