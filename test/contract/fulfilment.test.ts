@@ -3,12 +3,17 @@
 // to the queue), manual tasks, retry, the ticket following its tasks, and every transition recorded and
 // audited. Two test systems over real HTTP: one takes its tasks by signed webhook, one by the lease API
 // with @assent/client, on both stores.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { createAssentClient, unwrap } from '../../clients/typescript/src/index.js';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 import { startReceiver } from '../support/receiver.js';
+import { archiveFiles, jsonLines } from '../support/archive.js';
+import { verifyExport } from '../../src/features/export/index.js';
 
 type Tenant = TestOrg & { key: string };
 
@@ -321,5 +326,55 @@ describe('tasks', () => {
     const ids = results.flatMap((r) => r.data.map((x: any) => x.id));
     expect(ids).toHaveLength(6);
     expect(new Set(ids).size).toBe(6);
+  });
+});
+
+describe('proof', () => {
+  test("the export holds what each system did for each request, and when; it verifies; nothing of another organization's", async () => {
+    const a = await t.tenant();
+    const other = await t.tenant();
+    const m = await dataMap(a);
+    await dataMap(other);
+    const theirs = await fileRequest(other, 'erasure');
+    const ticket = await fileRequest(a, 'erasure');
+    const key = (await ok(call(a, 'POST', `/api/v1/systems/${m.billing.id}/keys`, {}), 201)).key as string;
+    const claimed = (await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, key))).data[0];
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${claimed.id}/fail`, { lease_id: claimed.lease_id, reason: 'Disk full' }, key));
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${claimed.id}/retry`));
+
+    const email = `owner-${a.slug}@example.com`;
+    const user = await t.app.services.users.createUser({ email, password: 'a long enough password' });
+    await t.app.services.users.addMember(a.id, user.id, 'owner');
+    const token = (await t.call({ method: 'POST', url: '/auth/login', body: { email, password: 'a long enough password' } })).json().access_token;
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/export', headers: { host: a.host, authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(200);
+    const dir = mkdtempSync(join(tmpdir(), 'assent-fulfil-export-'));
+    try {
+      const file = join(dir, 'export.tar.gz');
+      writeFileSync(file, res.rawPayload);
+      const report = await verifyExport(file);
+      expect(report.ok, report.problem).toBe(true);
+      const files = await archiveFiles(file);
+      const systems = jsonLines(files, 'systems');
+      expect(systems.map((s) => s.name).sort()).toEqual(['Billing', 'CRM', 'Empty', 'Paper archive']);
+      const tasks = jsonLines(files, 'fulfilment-tasks');
+      expect(tasks.map((x) => x.ticket_id)).toEqual([ticket.ticket_id, ticket.ticket_id, ticket.ticket_id]);
+      const billing = jsonLines(files, 'fulfilment-transitions')
+        .filter((x) => x.system_id === m.billing.id)
+        .sort((x, y) => (x.at + x.recorded_at).localeCompare(y.at + y.recorded_at));
+      expect(billing.map((x) => [x.ticket_id, x.action, x.status, x.detail])).toEqual([
+        [ticket.ticket_id, 'created', 'queued', null],
+        [ticket.ticket_id, 'claimed', 'leased', null],
+        [ticket.ticket_id, 'failed', 'failed', 'Disk full'],
+        [ticket.ticket_id, 'retried', 'queued', null],
+      ]);
+      expect(billing.every((x) => typeof x.at === 'string' && x.actor_type && x.actor_id)).toBe(true);
+      expect(jsonLines(files, 'data-categories').map((c) => c.key)).toEqual(expect.arrayContaining(['contact', 'traffic_logs']));
+      const all = files.map((f) => f.content.toString('utf8')).join('\n');
+      expect(all).not.toContain(theirs.ticket_id);
+      expect(all).not.toContain(other.id);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -29,9 +29,16 @@ export const TABLES = [
   'grievance-history',
   'grievance-messages',
   'nominees',
+  'data-categories',
+  'systems',
+  'fulfilment-tasks',
+  'fulfilment-transitions',
   'audit-log',
 ] as const;
 export type TableName = (typeof TABLES)[number];
+
+/** Tables added after archives of this format were first written (issue 33): an older archive has none. */
+export const LATER_TABLES: readonly TableName[] = ['data-categories', 'systems', 'fulfilment-tasks', 'fulfilment-transitions'];
 
 export function partName(table: TableName, n: number): string {
   return `${table}/${String(n).padStart(6, '0')}.jsonl`;

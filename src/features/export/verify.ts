@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { JSONWebKeySet } from 'jose';
 import { createChainVerifier, type ExportedAuditEntry } from '../audit/index.js';
 import { noticeSha256, receiptMismatch, ReceiptVerificationError, verifyReceipt } from '../receipts/index.js';
-import { ArchiveError, FORMAT, FORMATS_READ, JWKS, MANIFEST, MANIFEST_SIGNATURE, META, TABLES, readArchive, type TableName } from './archive.js';
+import { ArchiveError, FORMAT, FORMATS_READ, JWKS, LATER_TABLES, MANIFEST, MANIFEST_SIGNATURE, META, TABLES, readArchive, type TableName } from './archive.js';
 import { verifyManifestSignature } from './manifest.js';
 
 export interface VerifyReport {
@@ -298,6 +298,8 @@ async function checkContents(file: string, meta: Meta, jwks: JSONWebKeySet, repo
   report.receipts = receipts;
   for (const table of TABLES) {
     const said = meta.tables?.[table];
+    // An archive written before a later table existed has neither its description nor its parts.
+    if (!said && LATER_TABLES.includes(table) && !parts[table]) continue;
     if (!said) throw new Problem(`${META} does not describe ${table}`);
     if (JSON.stringify(said.parts) !== JSON.stringify(parts[table] ?? [])) throw new Problem(`${table}: ${META} lists parts ${said.parts.join(', ') || 'none'}, the archive holds ${(parts[table] ?? []).join(', ') || 'none'}`);
     if (said.rows !== (counted[table] ?? 0)) throw new Problem(`${table}: ${META} says ${said.rows} rows, the parts hold ${counted[table] ?? 0}`);

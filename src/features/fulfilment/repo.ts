@@ -329,7 +329,9 @@ export function taskRepo(tx: TenantTx) {
     transitions(ticketId: string): Promise<TransitionRow[]> {
       return tx.query<TransitionRow>(
         `select task_id, system_id, action, status, json_build_object('type', actor_type, 'id', actor_id) as actor, detail, at
-           from fulfilment_task_transitions where org_id = $1::uuid and ticket_id = $2::text order by at, recorded_at, id`,
+           from fulfilment_task_transitions where org_id = $1::uuid and ticket_id = $2::text
+          -- A lease that ended at the very instant of the next claim is told before that claim.
+          order by at, action <> 'lease_expired', recorded_at, id`,
         [tx.orgId, ticketId],
       );
     },
