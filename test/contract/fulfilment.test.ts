@@ -3,12 +3,14 @@
 // to the queue), manual tasks, retry, the ticket following its tasks, and every transition recorded and
 // audited. Two test systems over real HTTP: one takes its tasks by signed webhook, one by the lease API
 // with @assent/client, on both stores.
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { compactVerify, createLocalJWKSet } from 'jose';
 import { createAssentClient, unwrap } from '../../clients/typescript/src/index.js';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 import { startReceiver } from '../support/receiver.js';
@@ -26,7 +28,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const call = (a: Tenant, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown, key = a.key) => t.call({ method, url, org: a, key, body });
+const call = (a: Tenant, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, key = a.key) => t.call({ method, url, org: a, key, body });
 
 async function ok<T = any>(pending: ReturnType<typeof call>, status = 200): Promise<T> {
   const res = await pending;
@@ -374,6 +376,119 @@ describe('proof', () => {
       expect(all).not.toContain(theirs.ticket_id);
       expect(all).not.toContain(other.id);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('access package', () => {
+  async function download(a: Tenant, token: string, id: string, dir: string) {
+    const res = await fetch(`${baseUrl}/api/v1/me/packages/${id}/download`, { headers: { authorization: `Bearer ${token}` } });
+    const file = join(dir, `${id}.tar.gz`);
+    writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+    return { res, file };
+  }
+
+  test('systems attach parts (stored encrypted); once every task is done the package is compiled, signed, and downloaded by the person for 14 days, then erased', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    const ticket = await fileRequest(a, 'data_access', 'dp-pkg');
+    const view = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+    const taskOf = (id: string) => view.tasks.find((x: any) => x.system_id === id);
+    const billingKey = (await ok(call(a, 'POST', `/api/v1/systems/${m.billing.id}/keys`, {}), 201)).key as string;
+    const crmKey = (await ok(call(a, 'POST', `/api/v1/systems/${m.crm.id}/keys`, {}), 201)).key as string;
+    const billing = (await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, billingKey))).data[0];
+
+    const marker = 'PLAINTEXT-MARKER-' + 'x'.repeat(20);
+    const invoices = await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${billing.id}/parts`, { name: 'invoices.json', data: { invoices: [{ no: 1, note: marker }] }, lease_id: billing.lease_id }, billingKey), 201);
+    expect(invoices).toMatchObject({ name: 'invoices.json', content_type: 'application/json', system_name: 'Billing', erased_at: null });
+    // A file of several chunks, over real HTTP.
+    const file = Buffer.concat([Buffer.from(marker), randomBytes(600 * 1024)]);
+    const put = await fetch(`${baseUrl}/api/v1/fulfilment/tasks/${billing.id}/parts/statement.bin?lease_id=${billing.lease_id}`, {
+      method: 'PUT',
+      headers: { 'x-api-key': billingKey, 'content-type': 'application/octet-stream' },
+      body: file,
+    });
+    expect(put.status).toBe(201);
+    const filePart = await put.json();
+    // Another organization's key never reaches the task (404, like a task that does not exist).
+    const stranger = await t.tenant();
+    const foreignPut = await fetch(`${baseUrl}/api/v1/fulfilment/tasks/${billing.id}/parts/x.bin`, { method: 'PUT', headers: { 'x-api-key': stranger.key, 'content-type': 'application/octet-stream' }, body: Buffer.from('x') });
+    expect([foreignPut.status, (await foreignPut.json()).code]).toEqual([404, 'not_found']);
+    expect([filePart.size, filePart.sha256]).toEqual([file.length, createHash('sha256').update(file).digest('hex')]);
+    // Stored encrypted: the marker is nowhere in the store.
+    const stored = await t.db.tenantTransaction(a.id, (tx) => tx.query<{ data: Uint8Array }>('select data from fulfilment_part_chunks'));
+    expect(stored.length).toBeGreaterThanOrEqual(4);
+    expect(stored.some((r) => Buffer.from(r.data).includes(marker))).toBe(false);
+    // The rules: a name once per task, only access tasks, the lease, the JSON route for JSON.
+    expect((await call(a, 'POST', `/api/v1/fulfilment/tasks/${billing.id}/parts`, { name: 'invoices.json', data: 1, lease_id: billing.lease_id }, billingKey)).statusCode).toBe(409);
+    expect((await call(a, 'POST', `/api/v1/fulfilment/tasks/${billing.id}/parts`, { name: 'other.json', data: 1 }, billingKey)).statusCode).toBe(409);
+    const badName = await call(a, 'POST', `/api/v1/fulfilment/tasks/${billing.id}/parts`, { name: '../etc/passwd', data: 1, lease_id: billing.lease_id }, billingKey);
+    expect([badName.statusCode, badName.json().details[0].field]).toEqual([400, 'name']);
+    const asJson = await call(a, 'PUT', `/api/v1/fulfilment/tasks/${billing.id}/parts/x.json?lease_id=${billing.lease_id}`, { a: 1 }, billingKey);
+    expect([asJson.statusCode, asJson.json().code]).toEqual([415, 'unsupported_media_type']);
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${billing.id}/complete`, { lease_id: billing.lease_id }, billingKey));
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${taskOf(m.crm.id).id}/parts`, { name: 'contact.json', data: { email: 'p@example.com' } }, crmKey), 201);
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${taskOf(m.crm.id).id}/complete`, { result: { found: true } }, crmKey));
+    expect((await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`))).package).toBeNull();
+    // The manual task: a member attaches the scanned file and reports it done; the package is compiled.
+    await ok(call(a, 'POST', `/api/v1/fulfilment/tasks/${taskOf(m.archive.id).id}/complete`, { result: { boxes_searched: 2, found: false } }));
+    const done = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+    expect(done.package).toMatchObject({ status: 'available', downloads: 0, ticket_id: ticket.ticket_id });
+    expect(done.package.files.map((f: any) => f.path)).toEqual([
+      'summary.json',
+      `systems/Billing-${m.billing.id.slice(0, 8)}/invoices.json`,
+      `systems/Billing-${m.billing.id.slice(0, 8)}/statement.bin`,
+      `systems/CRM-${m.crm.id.slice(0, 8)}/contact.json`,
+    ]);
+
+    // The person downloads it with their own token, over real HTTP.
+    const token = (await ok(call(a, 'POST', '/api/v1/data-principals/dp-pkg/tokens', {}), 201)).access_token as string;
+    const otherPerson = (await ok(call(a, 'POST', '/api/v1/data-principals/dp-someone-else/tokens', {}), 201)).access_token as string;
+    const listed = await (await fetch(`${baseUrl}/api/v1/me/packages`, { headers: { authorization: `Bearer ${token}` } })).json();
+    expect(listed).toEqual([done.package]);
+    expect(await (await fetch(`${baseUrl}/api/v1/me/packages`, { headers: { authorization: `Bearer ${otherPerson}` } })).json()).toEqual([]);
+    const dir = mkdtempSync(join(tmpdir(), 'assent-package-'));
+    try {
+      const { res, file: got } = await download(a, token, done.package.id, dir);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/gzip');
+      const files = await archiveFiles(got);
+      expect(new Set(files.map((f) => f.root))).toEqual(new Set([`access-${ticket.ticket_id}`]));
+      const byName = new Map(files.map((f) => [f.name, f.content]));
+      expect(byName.get(`systems/Billing-${m.billing.id.slice(0, 8)}/statement.bin`)!.equals(file)).toBe(true);
+      expect(JSON.parse(byName.get(`systems/Billing-${m.billing.id.slice(0, 8)}/invoices.json`)!.toString())).toEqual({ invoices: [{ no: 1, note: marker }] });
+      const summary = JSON.parse(byName.get(`summary.json`)!.toString());
+      expect(summary.categories.map((c: any) => c.key)).toEqual(['contact', 'traffic_logs']);
+      // The manifest: every file's SHA-256, each system's result, signed with the organization's key.
+      const manifestText = byName.get(`manifest.json`)!.toString();
+      const manifest = JSON.parse(manifestText);
+      for (const f of manifest.files) expect(createHash('sha256').update(byName.get(`${f.path}`)!).digest('hex'), f.path).toBe(f.sha256);
+      expect(manifest.systems.find((s: any) => s.id === m.archive.id)).toMatchObject({ mode: 'manual', result: { boxes_searched: 2, found: false } });
+      const jwks = (await t.call({ method: 'GET', url: '/.well-known/jwks.json', org: a })).json();
+      const verified = await compactVerify(byName.get(`manifest.jws`)!.toString(), createLocalJWKSet(jwks));
+      expect(new TextDecoder().decode(verified.payload)).toBe(manifestText);
+      expect(verified.protectedHeader.typ).toBe('assent-access-package+jws');
+      // Another person, or the organization's key, never reaches it.
+      expect((await download(a, otherPerson, done.package.id, dir)).res.status).toBe(404);
+      const byKey = await fetch(`${baseUrl}/api/v1/me/packages/${done.package.id}/download`, { headers: { 'x-api-key': a.key } });
+      expect(byKey.status).toBe(401);
+      const audit = await ok(call(a, 'GET', '/api/v1/audit-log?limit=200'));
+      expect(audit.data.find((e: any) => e.action === 'fulfilment.package_downloaded')).toMatchObject({ actor: { type: 'data_principal' }, target: { type: 'access_package', id: done.package.id } });
+
+      // 14 days later: 410, and the job erases the content; the fact (manifest, sizes, sums) stays.
+      t.clock.advance(14 * 86_400_000);
+      const fresh = (await ok(call(a, 'POST', '/api/v1/data-principals/dp-pkg/tokens', {}), 201)).access_token as string;
+      const late = await download(a, fresh, done.package.id, dir);
+      expect(late.res.status).toBe(410);
+      expect((await t.app.services.fulfilment.eraseExpiredPackages()).packages).toBeGreaterThanOrEqual(1);
+      const chunks = await t.db.tenantTransaction(a.id, (tx) => tx.query('select 1 from fulfilment_part_chunks'));
+      expect(chunks).toEqual([]);
+      const after = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+      expect(after.package).toMatchObject({ status: 'expired', erased_at: expect.any(String), files: done.package.files });
+      expect(after.parts.every((p: any) => p.erased_at !== null)).toBe(true);
+    } finally {
+      t.clock.advance(-14 * 86_400_000);
       rmSync(dir, { recursive: true, force: true });
     }
   });

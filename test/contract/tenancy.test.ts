@@ -229,6 +229,9 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: `${TASKS}/:id/heartbeat`, scope: 'fulfilment', url: (f) => `${TASKS}/${f.taskId}/heartbeat`, body: { lease_id: 'lse_0' }, isolation: taskGone },
   { method: 'POST', path: `${TASKS}/:id/complete`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/complete`, body: {}, isolation: taskGone },
   { method: 'POST', path: `${TASKS}/:id/fail`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/fail`, body: { reason: 'Timed out' }, isolation: taskGone },
+  { method: 'POST', path: `${TASKS}/:id/parts`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/parts`, body: { name: 'orders.json', data: { orders: [] } }, isolation: taskGone },
+  // Its body is a file (application/octet-stream), which this table does not send: another organization's task is walked in fulfilment.test.ts.
+  { method: 'PUT', path: `${TASKS}/:id/parts/:name`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/parts/orders.csv` },
   { method: 'POST', path: `${TASKS}/:id/retry`, scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/retry`, isolation: taskGone },
   { method: 'GET', path: '/api/v1/fulfilment/tickets/:ticket_id', scope: 'grievances', bearer: ALL_ROLES, url: (f) => `/api/v1/fulfilment/tickets/${f.ticketId}`, isolation: ticketGone },
   { method: 'POST', path: '/api/v1/fulfilment/tickets/:ticket_id/start', scope: 'grievances', bearer: OWNER_ADMIN, url: (f) => `/api/v1/fulfilment/tickets/${f.ticketId}/start`, isolation: ticketGone },

@@ -30,7 +30,14 @@ import {
   TicketParams,
   UpdateCategoryBody,
   UpdateSystemBody,
+  AccessPackage,
+  PackageParams,
+  Part,
+  PartFileParams,
+  PartFileQuery,
+  PartJsonBody,
 } from './schemas.js';
+import { AppError } from '../../platform/http/errors.js';
 
 const security: Record<string, string[]>[] = [{ ApiKey: [] }, { Bearer: [] }];
 const readAccess = { apiKey: 'admin', bearer: ['owner', 'admin', 'member'] } as const;
@@ -173,7 +180,9 @@ const taskReport = { apiKey: 'fulfilment', bearer: ['owner', 'admin'] } as const
 const systemOnly = { apiKey: 'fulfilment' } as const;
 const T = '/api/v1/fulfilment/tasks';
 
-export function taskRoutes(app: FastifyInstance, service: FulfilmentService): void {
+export const DEFAULT_PART_MAX_BYTES = 25 * 1024 * 1024;
+
+export function taskRoutes(app: FastifyInstance, service: FulfilmentService, partMaxBytes: number): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.get(T, {
@@ -262,6 +271,50 @@ export function taskRoutes(app: FastifyInstance, service: FulfilmentService): vo
     handler: (req) => service.retry(tenantOf(req), req.params.id),
   });
 
+  r.post(`${T}/:id/parts`, {
+    // The person's data is delivered exactly as the system sent it.
+    config: { access: taskReport, trimStrings: false },
+    schema: {
+      ...tasks,
+      summary: 'Attach a JSON part (access requests)',
+      description:
+        "The system's data for the person, as JSON (`data`, any JSON value, within the 256 KiB body limit; larger data as a file with `PUT …/parts/{name}`). Stored encrypted; it goes into the access package once every task is done. `name` once per task (409 again). A leased task needs its `lease_id`. A `fulfilment` (or `admin`) key, or the Bearer token of an owner or admin.",
+      params: IdParams,
+      body: PartJsonBody,
+      response: { 201: Part, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    },
+    handler: async (req, reply) =>
+      reply.code(201).send(
+        await service.attachPart(tenantOf(req), req.params.id, { name: req.body.name, contentType: 'application/json', content: Buffer.from(JSON.stringify(req.body.data ?? null)), leaseId: req.body.lease_id }),
+      ),
+  });
+
+  // Files come as application/octet-stream, up to FULFILMENT_PART_MAX_BYTES: a parser for this route only.
+  app.register(async (scope) => {
+    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: partMaxBytes }, (_req, body, done) => done(null, body));
+    scope.withTypeProvider<TypeBoxTypeProvider>().put(`${T}/:id/parts/:name`, {
+      config: { access: taskReport, trimStrings: false },
+      schema: {
+        ...tasks,
+        summary: 'Attach a file part (access requests)',
+        description: `The system's data for the person as a file: the body is the file (\`Content-Type: application/octet-stream\`), up to FULFILMENT_PART_MAX_BYTES (default ${DEFAULT_PART_MAX_BYTES} bytes; 413 over it); \`content_type\` says what it is (default application/octet-stream). Stored encrypted, in chunks. A leased task needs \`lease_id\`. A \`fulfilment\` (or \`admin\`) key, or the Bearer token of an owner or admin.`,
+        params: PartFileParams,
+        querystring: PartFileQuery,
+        response: { 201: Part, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      },
+      handler: async (req, reply) => {
+        if (!Buffer.isBuffer(req.body)) throw new AppError('unsupported_media_type', 'Send the file as the body with Content-Type: application/octet-stream');
+        const part = await service.attachPart(tenantOf(req), req.params.id, {
+          name: req.params.name,
+          contentType: req.query.content_type ?? 'application/octet-stream',
+          content: req.body,
+          leaseId: req.query.lease_id,
+        });
+        return reply.code(201).send(part);
+      },
+    });
+  });
+
   r.get('/api/v1/fulfilment/tickets/:ticket_id', {
     config: { access: { apiKey: 'grievances', bearer: ['owner', 'admin', 'member'] } },
     schema: {
@@ -286,5 +339,40 @@ export function taskRoutes(app: FastifyInstance, service: FulfilmentService): vo
       response: { 200: TicketFulfilment, ...errorResponses(401, 403, 404, 409) },
     },
     handler: (req) => service.start(tenantOf(req), req.params.ticket_id),
+  });
+}
+
+/** The person's access packages (contract §7 style: their token, only theirs). */
+export function principalPackageRoutes(app: FastifyInstance, service: FulfilmentService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const me = { tags: ['Data principal (me)'], security: [{ DataPrincipal: [] }] };
+  r.get('/api/v1/me/packages', {
+    config: { access: { dataPrincipal: true } },
+    schema: {
+      ...me,
+      summary: 'My access packages',
+      description: 'Newest first: each with its files (from its signed manifest) and whether it can still be downloaded (14 days). `Authorization: Bearer dpt_…`.',
+      response: { 200: Type.Array(AccessPackage), ...errorResponses(401, 403) },
+    },
+    handler: (req) => service.myPackages(principalOf(req)),
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/me/packages/:id/download', {
+    config: { access: { dataPrincipal: true } },
+    schema: {
+      ...me,
+      summary: 'Download my access package',
+      description:
+        'A gzipped tar: summary.json (what is held, why, with whom), each system\'s data under systems/, manifest.json (every file\'s SHA-256) and manifest.jws (the manifest signed with the organization\'s key, verifiable with /.well-known/jwks.json). 410 once its 14 days are over (the content is erased). Every download is recorded. `Authorization: Bearer dpt_…`.',
+      params: PackageParams,
+      response: {
+        200: { description: 'The package (`Content-Disposition: attachment; filename="access-<ticket_id>.tar.gz"`)', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
+        ...errorResponses(401, 403, 404, 410),
+      },
+    },
+    handler: async (req, reply) => {
+      const { filename, stream } = await service.downloadMine(principalOf(req), req.params.id);
+      return reply.header('content-type', 'application/gzip').header('content-disposition', `attachment; filename="${filename}"`).header('cache-control', 'no-store').send(stream);
+    },
   });
 }

@@ -245,6 +245,65 @@ export const Transition = Type.Object(
   { title: 'FulfilmentTransition' },
 );
 
+const PART_NAME = {
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^[A-Za-z0-9_-][A-Za-z0-9._-]*$',
+  'x-message': 'must be 1-100 characters of A-Z, a-z, 0-9, ., _ and -, not starting with a dot',
+  examples: ['orders.json'],
+};
+
+export const Part = Type.Object(
+  {
+    id: Uuid(),
+    task_id: Uuid(),
+    ticket_id: Type.String(),
+    system_id: Uuid(),
+    system_name: Type.String(),
+    name: Type.String(),
+    content_type: Type.String(),
+    size: Type.Integer({ description: 'Bytes' }),
+    sha256: Type.String({ description: 'SHA-256 (hex) of the content as attached' }),
+    created_at: Timestamp(),
+    erased_at: NullableTimestamp('When the content was erased (14 days after its package was made)'),
+  },
+  { title: 'FulfilmentPart' },
+);
+
+export const PartJsonBody = Type.Object(
+  {
+    name: Type.String(PART_NAME),
+    data: Type.Unknown({ description: 'The JSON to deliver (any JSON value)' }),
+    lease_id: Type.Optional(LeaseId),
+  },
+  { additionalProperties: false },
+);
+export type PartJsonInput = Static<typeof PartJsonBody>;
+
+export const PartFileParams = Type.Object({ id: Type.String({ maxLength: 64 }), name: Type.String(PART_NAME) });
+export const PartFileQuery = Type.Object(
+  {
+    lease_id: Type.Optional(LeaseId),
+    content_type: Type.Optional(Type.String({ maxLength: 127, pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$', 'x-message': 'must be a MIME type such as text/csv' })),
+  },
+  { additionalProperties: false },
+);
+
+export const AccessPackage = Type.Object(
+  {
+    id: Uuid(),
+    ticket_id: Type.String(),
+    status: Type.Unsafe<'available' | 'expired'>({ type: 'string', enum: ['available', 'expired'], description: 'expired: past its 14 days, content erased' }),
+    created_at: Timestamp(),
+    expires_at: Timestamp(),
+    erased_at: NullableTimestamp(),
+    downloads: Type.Integer(),
+    files: Type.Array(Type.Object({ path: Type.String(), size: Type.Integer(), sha256: Type.String() }), { description: 'As in the signed manifest' }),
+  },
+  { title: 'AccessPackage' },
+);
+export const PackageParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
 export const TicketFulfilment = Type.Object(
   {
     ticket_id: Type.String(),
@@ -255,6 +314,8 @@ export const TicketFulfilment = Type.Object(
     }),
     tasks: Type.Array(Task),
     transitions: Type.Array(Transition, { description: 'Every task transition, oldest first' }),
+    parts: Type.Array(Part, { description: "The systems' parts of an access request (content never shown here)" }),
+    package: Nullable(AccessPackage, { description: 'The access package, once every task is done' }),
   },
   { title: 'TicketFulfilment' },
 );

@@ -2,6 +2,7 @@
 // correction or erasure request, taken by the systems (webhook or lease API) or done by hand. The ticket
 // stays the request: its status follows the tasks and its clock is its own. Every task transition is
 // recorded (fulfilment_task_transitions) and audited.
+import type { Readable } from 'node:stream';
 import type { Database } from '../../platform/db/types.js';
 import { tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
@@ -11,7 +12,10 @@ import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { generateApiKey } from '../../platform/crypto/api-keys.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
+import type { ReceiptSigner } from '../receipts/index.js';
 import { dataMapRepo, taskRepo, type CategoryRow, type SystemRow, type TaskRow } from './repo.js';
+import { packageRepo, type PackageRow, type PartRow } from './package-repo.js';
+import { openChunk, openDataKey, PACKAGE_DAYS, PACKAGE_FORMAT, packageStream, sealContent, sha256Of, signPackageManifest, systemFolder, type PackageEntry } from './package.js';
 import type {
   ClaimInput,
   CompleteInput,
@@ -55,6 +59,40 @@ export interface FulfilmentServiceDeps {
   clock: Clock;
   /** Set once the grievances service exists (it, in turn, calls startForTicket on filing). */
   tickets: () => TicketStatusMover;
+  /** The organization's current key signs the package manifest (the receipts' signer). */
+  signer: () => ReceiptSigner;
+  /** The ASSENT_SECRET_KEY-derived key that seals the parts' data keys. */
+  sealingKey: Buffer;
+  /** Largest part a system may attach, in bytes. */
+  partMaxBytes: number;
+}
+
+/** A package as shown to the person: its files (from the signed manifest) and whether it can still be downloaded. */
+export interface ShownPackage {
+  id: string;
+  ticket_id: string;
+  status: 'available' | 'expired';
+  created_at: Date;
+  expires_at: Date;
+  erased_at: Date | null;
+  downloads: number;
+  files: { path: string; size: number; sha256: string }[];
+}
+
+const packageNotFound = () => new AppError('not_found', 'Access package not found');
+
+function shownPackage(p: PackageRow, now: Date): ShownPackage {
+  const manifest = JSON.parse(p.manifest) as { files: ShownPackage['files'] };
+  return {
+    id: p.id,
+    ticket_id: p.ticket_id,
+    status: p.erased_at === null && p.expires_at > now ? 'available' : 'expired',
+    created_at: p.created_at,
+    expires_at: p.expires_at,
+    erased_at: p.erased_at,
+    downloads: p.downloads,
+    files: manifest.files,
+  };
 }
 
 /** The task as shown, with what blocks it in words. */
@@ -79,7 +117,7 @@ export function ticketFulfilmentStatus(tasks: Pick<TaskRow, 'status' | 'mode'>[]
 
 const actorOf = (ctx: TenantContext) => ({ actorType: ctx.actor.type, actorId: ctx.actor.id });
 
-export function createFulfilmentService({ db, clock, tickets }: FulfilmentServiceDeps) {
+export function createFulfilmentService({ db, clock, tickets, signer, sealingKey, partMaxBytes }: FulfilmentServiceDeps) {
   // ---- the data map --------------------------------------------------------------------------------
 
   /** Refuses category ids that are not the organization's (400 naming them). */
@@ -125,10 +163,69 @@ export function createFulfilmentService({ db, clock, tickets }: FulfilmentServic
   async function ticketFollows(tx: TenantTx, ctx: TenantContext, ticketId: string, at: Date): Promise<void> {
     const counts = await taskRepo(tx).ticketCounts(ticketId);
     if (counts.total > 0 && counts.done === counts.total) {
+      await compilePackage(tx, ctx, ticketId, at);
       await tickets().moveStatusIn(tx, ctx, { ticketId, status: 'resolved', note: 'Every fulfilment task is done', at, onlyFrom: ['open', 'in_progress', 'on_hold'] });
     } else {
       await tickets().moveStatusIn(tx, ctx, { ticketId, status: 'in_progress', note: 'Fulfilment under way', at, onlyFrom: ['open'] });
     }
+  }
+
+  /** The s.11 summary from the data map, as of now. */
+  async function summaryIn(tx: TenantTx, ctx: TenantContext) {
+    const repo = dataMapRepo(tx);
+    const [categories, systems] = await Promise.all([repo.allCategories(), repo.activeSystems()]);
+    const all = new Set<string>();
+    const rows = categories.map((c) => {
+      const holding = systems.filter((s) => s.category_ids.includes(c.id));
+      const sharedWith = [...new Set(holding.flatMap((s) => s.processors))].sort();
+      sharedWith.forEach((p) => all.add(p));
+      return {
+        key: c.key,
+        name: c.name,
+        description: c.description,
+        purposes: c.purposes,
+        systems: holding.map((s) => s.name),
+        shared_with: sharedWith,
+        retention: c.retention_days === null ? null : { days: c.retention_days, basis: c.retention_basis ?? '' },
+      };
+    });
+    return { organization: { slug: ctx.slug, name: ctx.orgName }, categories: rows, shared_with: [...all].sort(), generated_at: clock.now() };
+  }
+
+  /**
+   * Once every task of an access request is done: the package (the s.11 summary, each system's parts and
+   * result, a manifest of SHA-256 sums signed with the organization's key), downloadable for 14 days.
+   */
+  async function compilePackage(tx: TenantTx, ctx: TenantContext, ticketId: string, at: Date): Promise<void> {
+    const tasks = await taskRepo(tx).forTicket(ticketId, at);
+    if (tasks.length === 0 || tasks[0]!.kind !== 'access' || (await packageRepo(tx).packageOfTicket(ticketId))) return;
+    const [parts, summary, signing] = await Promise.all([packageRepo(tx).partsOfTicket(ticketId), summaryIn(tx, ctx), signer().prepare(tx, null)]);
+    const summaryText = JSON.stringify(summary, null, 2);
+    const folderOf = new Map(tasks.map((t) => [t.system_id, systemFolder(t.system_name, t.system_id)]));
+    const expiresAt = new Date(at.getTime() + PACKAGE_DAYS * 86_400_000);
+    const manifest = JSON.stringify(
+      {
+        format: PACKAGE_FORMAT,
+        organization: { id: ctx.orgId, slug: ctx.slug, name: ctx.orgName },
+        ticket_id: ticketId,
+        dp_id: tasks[0]!.dp_id,
+        created_at: at.toISOString(),
+        expires_at: expiresAt.toISOString(),
+        files: [
+          { path: 'summary.json', size: Buffer.byteLength(summaryText), sha256: sha256Of(summaryText) },
+          ...parts.map((p) => ({ path: `${folderOf.get(p.system_id)}/${p.name}`, size: p.size, sha256: p.sha256 })),
+        ],
+        systems: tasks.map((t) => ({ id: t.system_id, name: t.system_name, task_id: t.id, mode: t.mode, completed_at: t.completed_at, result: t.result })),
+      },
+      null,
+      2,
+    );
+    const id = uuidv7();
+    const jws = await signPackageManifest(manifest, await signing.key);
+    await Promise.all([
+      packageRepo(tx).insertPackage({ id, ticketId, dpId: tasks[0]!.dp_id, manifest, manifestJws: jws, summary: summaryText, expiresAt }, at),
+      audit(tx, ctx, at, 'fulfilment.package_compiled', 'grievance', ticketId, { package_id: id, files: parts.length + 1, expires_at: expiresAt.toISOString() }),
+    ]);
   }
 
   /**
@@ -277,25 +374,8 @@ export function createFulfilmentService({ db, clock, tickets }: FulfilmentServic
     },
 
     /** The s.11 summary: what is held, what for, with whom it is shared, and how long it is kept. */
-    async summary(ctx: TenantContext) {
-      const reads = dataMapRepo(tenantReads(db, ctx.orgId));
-      const [categories, systems] = await Promise.all([reads.allCategories(), reads.activeSystems()]);
-      const all = new Set<string>();
-      const rows = categories.map((c) => {
-        const holding = systems.filter((s) => s.category_ids.includes(c.id));
-        const sharedWith = [...new Set(holding.flatMap((s) => s.processors))].sort();
-        sharedWith.forEach((p) => all.add(p));
-        return {
-          key: c.key,
-          name: c.name,
-          description: c.description,
-          purposes: c.purposes,
-          systems: holding.map((s) => s.name),
-          shared_with: sharedWith,
-          retention: c.retention_days === null ? null : { days: c.retention_days, basis: c.retention_basis ?? '' },
-        };
-      });
-      return { organization: { slug: ctx.slug, name: ctx.orgName }, categories: rows, shared_with: [...all].sort(), generated_at: clock.now() };
+    summary(ctx: TenantContext) {
+      return summaryIn(tenantReads(db, ctx.orgId), ctx);
     },
 
     /** The same summary, for the person themselves (their data is held in the organization's systems). */
@@ -334,8 +414,109 @@ export function createFulfilmentService({ db, clock, tickets }: FulfilmentServic
     },
 
     async ticketIn(tx: TenantTx, ticketId: string, now: Date) {
-      const [tasks, transitions] = await Promise.all([taskRepo(tx).forTicket(ticketId, now), taskRepo(tx).transitions(ticketId)]);
-      return { ticket_id: ticketId, status: ticketFulfilmentStatus(tasks), tasks: tasks.map(shown), transitions };
+      const [tasks, transitions, parts, pkg] = await Promise.all([
+        taskRepo(tx).forTicket(ticketId, now),
+        taskRepo(tx).transitions(ticketId),
+        packageRepo(tx).partsOfTicket(ticketId),
+        packageRepo(tx).packageOfTicket(ticketId),
+      ]);
+      return { ticket_id: ticketId, status: ticketFulfilmentStatus(tasks), tasks: tasks.map(shown), transitions, parts, package: pkg ? shownPackage(pkg, now) : null };
+    },
+
+    /**
+     * A system's part of an access request (JSON or a file up to partMaxBytes), stored encrypted. Only
+     * on an access task that is not finished; a leased task needs its lease_id; a name once per task.
+     */
+    attachPart(ctx: TenantContext, taskId: string, input: { name: string; contentType: string; content: Buffer; leaseId?: string }): Promise<PartRow> {
+      if (input.content.length > partMaxBytes) {
+        return Promise.reject(new AppError('payload_too_large', `A part is at most ${partMaxBytes} bytes (FULFILMENT_PART_MAX_BYTES)`));
+      }
+      const now = clock.now();
+      const sealed = sealContent(sealingKey, input.content);
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const { raw, boundTo } = await lockTask(tx, ctx, taskId);
+        const task = (await taskRepo(tx).get(raw.id, now))!;
+        if (task.kind !== 'access') throw new AppError('conflict', `Parts belong to access requests; this is a ${task.kind} task`);
+        if (raw.status === 'done' || raw.status === 'failed') throw new AppError('conflict', `The task is ${raw.status}: attach parts before reporting it done`);
+        if (raw.mode === 'manual' && boundTo) throw new AppError('conflict', 'A manual task is worked by a member of the organization, not by a system key');
+        checkLease(raw, input.leaseId, now);
+        const id = uuidv7();
+        await Promise.all([
+          packageRepo(tx).insertPart({ id, taskId: raw.id, ticketId: raw.ticket_id, systemId: raw.system_id, name: input.name, contentType: input.contentType, size: sealed.size, sha256: sealed.sha256, keyEnc: sealed.keyEnc, chunks: sealed.chunks }, now),
+          audit(tx, ctx, now, 'fulfilment.part_attached', 'fulfilment_task', raw.id, { part_id: id, size: sealed.size, sha256: sealed.sha256 }),
+        ]);
+        return (await packageRepo(tx).partsOfTask(raw.id)).find((p) => p.id === id)!;
+      });
+    },
+
+    /** The person's packages, newest first (DP token or Rights Center session). */
+    async myPackages(ctx: PrincipalContext): Promise<ShownPackage[]> {
+      const now = clock.now();
+      const rows = await packageRepo(tenantReads(db, ctx.orgId)).packagesOf(ctx.actor.dpId);
+      return rows.map((p) => shownPackage(p, now));
+    },
+
+    /**
+     * Opens one of the person's packages for download: 404 for another person's, 410 once its 14 days
+     * are over (its content is then erased). Counted and audited with who downloaded it; the content is
+     * streamed, a few chunks read at a time.
+     */
+    async downloadMine(ctx: PrincipalContext, packageId: string): Promise<{ filename: string; stream: Readable; size?: number }> {
+      if (!isUuid(packageId)) throw packageNotFound();
+      const now = clock.now();
+      const { pkg, parts } = await withTenant(db, ctx.orgId, async (tx) => {
+        const found = await packageRepo(tx).packageOf(ctx.actor.dpId, packageId);
+        if (!found) throw packageNotFound();
+        if (found.erased_at !== null || found.expires_at <= now || found.summary === null) {
+          throw new AppError('gone', `This package could be downloaded until ${found.expires_at.toISOString()}; its content has been erased`);
+        }
+        await Promise.all([
+          packageRepo(tx).countDownload(found.id, now),
+          audit(tx, ctx, now, 'fulfilment.package_downloaded', 'access_package', found.id, { ticket_id: found.ticket_id }),
+        ]);
+        return { pkg: found, parts: await packageRepo(tx).partsOfTicket(found.ticket_id) };
+      });
+      const reads = packageRepo(tenantReads(db, ctx.orgId));
+      const folderOf = (p: PartRow) => systemFolder(p.system_name, p.system_id);
+      const summary = Buffer.from(pkg.summary!);
+      const once = (b: Buffer) => async function* () { yield b; };
+      const entries: PackageEntry[] = [
+        { path: 'summary.json', size: summary.length, content: once(summary) },
+        ...parts.map((p) => ({
+          path: `${folderOf(p)}/${p.name}`,
+          size: p.size,
+          content: async function* () {
+            const keyEnc = await reads.partKey(p.id);
+            if (!keyEnc) throw new Error(`part ${p.id} was erased while its package was being read`);
+            const dataKey = openDataKey(sealingKey, keyEnc);
+            for (let seq = 0; ; ) {
+              const batch = await reads.chunks(p.id, seq, 4);
+              for (const c of batch) yield openChunk(dataKey, c.data);
+              if (batch.length < 4) return;
+              seq = batch.at(-1)!.seq + 1;
+            }
+          },
+        })),
+        { path: 'manifest.json', size: Buffer.byteLength(pkg.manifest), content: once(Buffer.from(pkg.manifest)) },
+        { path: 'manifest.jws', size: Buffer.byteLength(pkg.manifest_jws), content: once(Buffer.from(pkg.manifest_jws)) },
+      ];
+      const root = `access-${pkg.ticket_id}`;
+      return { filename: `${root}.tar.gz`, stream: packageStream(root, entries, pkg.created_at) };
+    },
+
+    /** Erases the content of every package past its 14 days (a job of every server, and the CLI's). */
+    async eraseExpiredPackages(): Promise<{ packages: number }> {
+      const now = clock.now();
+      const orgs = await db.system.query<{ id: string }>('select id from organizations order by id');
+      let packages = 0;
+      for (const org of orgs) {
+        for (;;) {
+          const erased = await withTenant(db, org.id, (tx) => packageRepo(tx).eraseExpired(now, 100));
+          packages += erased.length;
+          if (erased.length < 100) break;
+        }
+      }
+      return { packages };
     },
 
     /** A ticket's tasks and their transitions (the dashboard's view of one request). */
