@@ -493,3 +493,34 @@ describe('access package', () => {
     }
   });
 });
+
+describe('erasure and the law', () => {
+  test('erasure tasks carry the retention holds of the categories each system holds, and the person is told what is kept, where and until when', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    const ticket = await fileRequest(a, 'erasure', 'dp-erase');
+    const at = new Date(ticket.created_at).getTime();
+    const until = new Date(at + 365 * 86_400_000).toISOString();
+    const view = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+    expect(view.retention_holds).toEqual([{ category_key: 'traffic_logs', category_name: 'Traffic logs', until, basis: 'DPDP Rule 8(3)', systems: ['Billing'] }]);
+    const byName = (n: string) => view.tasks.find((x: any) => x.system_name === n);
+    expect(byName('Billing').holds).toEqual([{ category_key: 'traffic_logs', category_name: 'Traffic logs', until, basis: 'DPDP Rule 8(3)' }]);
+    expect(byName('CRM').holds).toEqual([]);
+    // A system key's claim shows the hold: what not to erase yet.
+    const key = (await ok(call(a, 'POST', `/api/v1/systems/${m.billing.id}/keys`, {}), 201)).key as string;
+    expect((await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, key))).data[0].holds).toHaveLength(1);
+    // The person reads it on their ticket.
+    const token = (await ok(call(a, 'POST', '/api/v1/data-principals/dp-erase/tokens', {}), 201)).access_token as string;
+    const messages = await t.call({ method: 'GET', url: `/api/v1/me/grievances/${ticket.ticket_id}/messages`, org: a, headers: { authorization: `Bearer ${token}` } });
+    expect(messages.statusCode).toBe(200);
+    expect(messages.json().map((x: any) => [x.sender, x.message])).toContainEqual([
+      'system',
+      `Your data will be erased, except what the law requires us to keep, which is erased when its period ends: Traffic logs (in Billing) until ${until.slice(0, 10)}: DPDP Rule 8(3).`,
+    ]);
+    // An access request carries no hold, and says nothing of one.
+    const access = await fileRequest(a, 'data_access', 'dp-erase');
+    const accessView = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${access.ticket_id}`));
+    expect(accessView.retention_holds).toEqual([]);
+    expect(accessView.tasks.every((x: any) => x.holds.length === 0)).toBe(true);
+  });
+});

@@ -2591,6 +2591,14 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             failure_reason: string | null;
+            /** @description Erasure: data the system keeps under a retention hold (DPDP Rule 8(3), sector law), and until when; erase the rest */
+            holds: {
+                category_key: string;
+                category_name: string;
+                /** Format: date-time */
+                until: string;
+                basis: string;
+            }[];
             /** @description What the task waits for, in words: the system, a member, or a retry */
             blocked_by: string | null;
             /** Format: date-time */
@@ -2645,6 +2653,14 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             failure_reason: string | null;
+            /** @description Erasure: data the system keeps under a retention hold (DPDP Rule 8(3), sector law), and until when; erase the rest */
+            holds: {
+                category_key: string;
+                category_name: string;
+                /** Format: date-time */
+                until: string;
+                basis: string;
+            }[];
             /** @description What the task waits for, in words: the system, a member, or a retry */
             blocked_by: string | null;
             /** Format: date-time */
@@ -2737,6 +2753,15 @@ export interface components {
             transitions: components["schemas"]["FulfilmentTransition"][];
             /** @description The systems' parts of an access request (content never shown here) */
             parts: components["schemas"]["FulfilmentPart"][];
+            /** @description Erasure: what is kept, where, until when and why (the person is told the same on the ticket) */
+            retention_holds: {
+                category_key: string;
+                category_name: string;
+                /** Format: date-time */
+                until: string;
+                basis: string;
+                systems: string[];
+            }[];
             /** @description The access package, once every task is done */
             package: components["schemas"]["AccessPackage"] | null;
         };
@@ -8689,6 +8714,14 @@ export interface operations {
                      *           "lease_expires_at": "2019-08-24T14:15:22Z",
                      *           "result": {},
                      *           "failure_reason": "string",
+                     *           "holds": [
+                     *             {
+                     *               "category_key": "string",
+                     *               "category_name": "string",
+                     *               "until": "2019-08-24T14:15:22Z",
+                     *               "basis": "string"
+                     *             }
+                     *           ],
                      *           "blocked_by": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "updated_at": "2019-08-24T14:15:22Z",
@@ -8871,6 +8904,14 @@ export interface operations {
                      *           "lease_expires_at": "2019-08-24T14:15:22Z",
                      *           "result": {},
                      *           "failure_reason": "string",
+                     *           "holds": [
+                     *             {
+                     *               "category_key": "string",
+                     *               "category_name": "string",
+                     *               "until": "2019-08-24T14:15:22Z",
+                     *               "basis": "string"
+                     *             }
+                     *           ],
                      *           "blocked_by": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "updated_at": "2019-08-24T14:15:22Z",
@@ -9087,6 +9128,14 @@ export interface operations {
                      *       "lease_expires_at": "2019-08-24T14:15:22Z",
                      *       "result": {},
                      *       "failure_reason": "string",
+                     *       "holds": [
+                     *         {
+                     *           "category_key": "string",
+                     *           "category_name": "string",
+                     *           "until": "2019-08-24T14:15:22Z",
+                     *           "basis": "string"
+                     *         }
+                     *       ],
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -9252,6 +9301,14 @@ export interface operations {
                      *       "lease_expires_at": "2019-08-24T14:15:22Z",
                      *       "result": {},
                      *       "failure_reason": "string",
+                     *       "holds": [
+                     *         {
+                     *           "category_key": "string",
+                     *           "category_name": "string",
+                     *           "until": "2019-08-24T14:15:22Z",
+                     *           "basis": "string"
+                     *         }
+                     *       ],
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -9501,6 +9558,14 @@ export interface operations {
                      *       "lease_expires_at": "2019-08-24T14:15:22Z",
                      *       "result": {},
                      *       "failure_reason": "string",
+                     *       "holds": [
+                     *         {
+                     *           "category_key": "string",
+                     *           "category_name": "string",
+                     *           "until": "2019-08-24T14:15:22Z",
+                     *           "basis": "string"
+                     *         }
+                     *       ],
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -9747,6 +9812,14 @@ export interface operations {
                      *       "lease_expires_at": "2019-08-24T14:15:22Z",
                      *       "result": {},
                      *       "failure_reason": "string",
+                     *       "holds": [
+                     *         {
+                     *           "category_key": "string",
+                     *           "category_name": "string",
+                     *           "until": "2019-08-24T14:15:22Z",
+                     *           "basis": "string"
+                     *         }
+                     *       ],
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -9979,6 +10052,14 @@ export interface operations {
                      *       "lease_expires_at": "2019-08-24T14:15:22Z",
                      *       "result": {},
                      *       "failure_reason": "string",
+                     *       "holds": [
+                     *         {
+                     *           "category_key": "string",
+                     *           "category_name": "string",
+                     *           "until": "2019-08-24T14:15:22Z",
+                     *           "basis": "string"
+                     *         }
+                     *       ],
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -10394,6 +10475,14 @@ export interface operations {
                      *           "lease_expires_at": "2019-08-24T14:15:22Z",
                      *           "result": {},
                      *           "failure_reason": "string",
+                     *           "holds": [
+                     *             {
+                     *               "category_key": "string",
+                     *               "category_name": "string",
+                     *               "until": "2019-08-24T14:15:22Z",
+                     *               "basis": "string"
+                     *             }
+                     *           ],
                      *           "blocked_by": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "updated_at": "2019-08-24T14:15:22Z",
@@ -10427,6 +10516,17 @@ export interface operations {
                      *           "sha256": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "erased_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "retention_holds": [
+                     *         {
+                     *           "category_key": "string",
+                     *           "category_name": "string",
+                     *           "until": "2019-08-24T14:15:22Z",
+                     *           "basis": "string",
+                     *           "systems": [
+                     *             "string"
+                     *           ]
                      *         }
                      *       ],
                      *       "package": {
@@ -10595,6 +10695,14 @@ export interface operations {
                      *           "lease_expires_at": "2019-08-24T14:15:22Z",
                      *           "result": {},
                      *           "failure_reason": "string",
+                     *           "holds": [
+                     *             {
+                     *               "category_key": "string",
+                     *               "category_name": "string",
+                     *               "until": "2019-08-24T14:15:22Z",
+                     *               "basis": "string"
+                     *             }
+                     *           ],
                      *           "blocked_by": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "updated_at": "2019-08-24T14:15:22Z",
@@ -10628,6 +10736,17 @@ export interface operations {
                      *           "sha256": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "erased_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "retention_holds": [
+                     *         {
+                     *           "category_key": "string",
+                     *           "category_name": "string",
+                     *           "until": "2019-08-24T14:15:22Z",
+                     *           "basis": "string",
+                     *           "systems": [
+                     *             "string"
+                     *           ]
                      *         }
                      *       ],
                      *       "package": {

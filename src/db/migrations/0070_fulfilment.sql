@@ -70,6 +70,8 @@ create table fulfilment_tasks (
   lease_expires_at timestamptz,
   result jsonb,
   failure_reason text,
+  -- Erasure: the data the system keeps under a retention hold, and until when ([{category_key, category_name, until, basis}]).
+  holds jsonb not null default '[]',
   created_at timestamptz not null,
   updated_at timestamptz not null,
   completed_at timestamptz,

@@ -47,9 +47,17 @@ export interface TaskRow {
   lease_expires_at: Date | null;
   result: Record<string, unknown> | null;
   failure_reason: string | null;
+  holds: RetentionHold[];
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+}
+
+export interface RetentionHold {
+  category_key: string;
+  category_name: string;
+  until: string;
+  basis: string;
 }
 
 export interface TransitionRow {
@@ -73,7 +81,7 @@ const TASK_SELECT = `
          case when t.status = 'leased' and t.lease_expires_at <= $2::timestamptz then 'queued' else t.status end as status,
          t.attempts,
          case when t.status = 'leased' and t.lease_expires_at > $2::timestamptz then t.lease_expires_at end as lease_expires_at,
-         t.result, t.failure_reason, t.created_at, t.updated_at, t.completed_at
+         t.result, t.failure_reason, t.holds, t.created_at, t.updated_at, t.completed_at
     from fulfilment_tasks t join fulfilment_systems s on s.org_id = t.org_id and s.id = t.system_id`;
 
 function conflictOnUnique<T>(message: string): (e: unknown) => T {
@@ -198,13 +206,13 @@ export interface TransitionInput {
 export function taskRepo(tx: TenantTx) {
   return {
     /** One task per system: inserted with their `created` transitions in one statement. */
-    async insertTasks(t: { ticketId: string; kind: TaskKind; dpId: string; systems: { id: string; taskId: string; mode: 'automatic' | 'manual' }[]; actorType: string; actorId: string }, at: Date): Promise<string[]> {
+    async insertTasks(t: { ticketId: string; kind: TaskKind; dpId: string; systems: { id: string; taskId: string; mode: 'automatic' | 'manual'; holds: RetentionHold[] }[]; actorType: string; actorId: string }, at: Date): Promise<string[]> {
       if (t.systems.length === 0) return [];
       const rows = await tx.query<{ id: string }>(
-        `with s as (select * from jsonb_to_recordset($5::text::jsonb) as s(id uuid, task_id uuid, mode text)),
+        `with s as (select * from jsonb_to_recordset($5::text::jsonb) as s(id uuid, task_id uuid, mode text, holds jsonb)),
               ins as (
-                insert into fulfilment_tasks (org_id, id, ticket_id, system_id, kind, dp_id, mode, status, created_at, updated_at)
-                select $1::uuid, s.task_id, $2::text, s.id, $3::text, $4::text, s.mode, 'queued', $6::timestamptz, $6::timestamptz from s
+                insert into fulfilment_tasks (org_id, id, ticket_id, system_id, kind, dp_id, mode, status, holds, created_at, updated_at)
+                select $1::uuid, s.task_id, $2::text, s.id, $3::text, $4::text, s.mode, 'queued', s.holds, $6::timestamptz, $6::timestamptz from s
                 on conflict (org_id, ticket_id, system_id) do nothing
                 returning id, system_id
               ),
@@ -213,7 +221,7 @@ export function taskRepo(tx: TenantTx) {
                 select $1::uuid, gen_random_uuid(), ins.id, $2::text, ins.system_id, 'created', 'queued', $7::text, $8::text, $6::timestamptz from ins
               )
          select id from ins`,
-        [tx.orgId, t.ticketId, t.kind, t.dpId, JSON.stringify(t.systems.map((s) => ({ id: s.id, task_id: s.taskId, mode: s.mode }))), at, t.actorType, t.actorId],
+        [tx.orgId, t.ticketId, t.kind, t.dpId, JSON.stringify(t.systems.map((s) => ({ id: s.id, task_id: s.taskId, mode: s.mode, holds: s.holds }))), at, t.actorType, t.actorId],
       );
       return rows.map((r) => r.id);
     },

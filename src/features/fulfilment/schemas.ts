@@ -174,6 +174,10 @@ export const Task = Type.Object(
     lease_expires_at: NullableTimestamp('While leased: when the lease ends unless renewed'),
     result: Nullable(Type.Object({}, { additionalProperties: true }), { description: 'What the system reported when it completed the task' }),
     failure_reason: Nullable(Type.String()),
+    holds: Type.Array(
+      Type.Object({ category_key: Type.String(), category_name: Type.String(), until: Timestamp(), basis: Type.String() }),
+      { description: 'Erasure: data the system keeps under a retention hold (DPDP Rule 8(3), sector law), and until when; erase the rest' },
+    ),
     blocked_by: Nullable(Type.String({ description: 'What the task waits for, in words: the system, a member, or a retry' })),
     created_at: Timestamp(),
     updated_at: Timestamp(),
@@ -315,6 +319,10 @@ export const TicketFulfilment = Type.Object(
     tasks: Type.Array(Task),
     transitions: Type.Array(Transition, { description: 'Every task transition, oldest first' }),
     parts: Type.Array(Part, { description: "The systems' parts of an access request (content never shown here)" }),
+    retention_holds: Type.Array(
+      Type.Object({ category_key: Type.String(), category_name: Type.String(), until: Timestamp(), basis: Type.String(), systems: Type.Array(Type.String()) }),
+      { description: 'Erasure: what is kept, where, until when and why (the person is told the same on the ticket)' },
+    ),
     package: Nullable(AccessPackage, { description: 'The access package, once every task is done' }),
   },
   { title: 'TicketFulfilment' },

@@ -13,7 +13,7 @@ import { generateApiKey } from '../../platform/crypto/api-keys.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import type { ReceiptSigner } from '../receipts/index.js';
-import { dataMapRepo, taskRepo, type CategoryRow, type SystemRow, type TaskRow } from './repo.js';
+import { dataMapRepo, taskRepo, type CategoryRow, type RetentionHold, type SystemRow, type TaskRow } from './repo.js';
 import { packageRepo, type PackageRow, type PartRow } from './package-repo.js';
 import { openChunk, openDataKey, PACKAGE_DAYS, PACKAGE_FORMAT, packageStream, sealContent, sha256Of, signPackageManifest, systemFolder, type PackageEntry } from './package.js';
 import type {
@@ -52,6 +52,7 @@ export interface TicketStatusMover {
     ctx: TenantContext,
     m: { ticketId: string; status: 'in_progress' | 'resolved'; note: string; at: Date; onlyFrom: readonly ('open' | 'in_progress' | 'on_hold')[] },
   ): Promise<boolean>;
+  addSystemMessageIn(tx: TenantTx, ctx: TenantContext, m: { ticketId: string; text: string; at: Date }): Promise<void>;
 }
 
 export interface FulfilmentServiceDeps {
@@ -105,6 +106,17 @@ function shown(t: TaskRow): ShownTask {
   else if (t.status === 'queued') blocked = `Waits for ${t.system_name} to take it.`;
   else if (t.status === 'leased') blocked = `${t.system_name} is working on it.`;
   return { ...t, blocked_by: blocked };
+}
+
+/** Holds per category across systems: what is kept, where, until when and why. */
+function retentionHolds(holds: (RetentionHold & { system: string })[]) {
+  const byKey = new Map<string, RetentionHold & { systems: string[] }>();
+  for (const h of holds) {
+    const seen = byKey.get(h.category_key);
+    if (seen) seen.systems.push(h.system);
+    else byKey.set(h.category_key, { category_key: h.category_key, category_name: h.category_name, until: h.until, basis: h.basis, systems: [h.system] });
+  }
+  return [...byKey.values()].sort((a, b) => a.category_key.localeCompare(b.category_key));
 }
 
 /** The fulfilment of a ticket as a whole, from its tasks. */
@@ -235,10 +247,22 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
   async function createTasks(tx: TenantTx, ctx: TenantContext, ticket: { ticket_id: string; category: string; client_user_id: string }, at: Date): Promise<string[]> {
     const kind = KIND_OF_CATEGORY[ticket.category];
     if (!kind) return [];
-    const systems = (await dataMapRepo(tx).activeSystems()).filter((s) => s.category_ids.length > 0);
+    const [active, categories] = await Promise.all([dataMapRepo(tx).activeSystems(), kind === 'erasure' ? dataMapRepo(tx).allCategories() : Promise.resolve([])]);
+    const systems = active.filter((s) => s.category_ids.length > 0);
     if (systems.length === 0) return [];
     const automatic = (s: SystemRow) => (kind === 'access' ? s.can_access : kind === 'erasure' ? s.can_erase : s.can_correct);
-    const planned = systems.map((s) => ({ id: s.id, taskId: uuidv7(), mode: automatic(s) ? ('automatic' as const) : ('manual' as const) }));
+    // Erasure honours the retention holds of the categories each system holds: kept until the request's
+    // time plus the hold, and the person is told what is kept, where, until when and why.
+    const holdsOf = (s: SystemRow): RetentionHold[] =>
+      categories
+        .filter((c) => c.retention_days !== null && s.category_ids.includes(c.id))
+        .map((c) => ({ category_key: c.key, category_name: c.name, until: new Date(at.getTime() + c.retention_days! * 86_400_000).toISOString(), basis: c.retention_basis ?? '' }));
+    const planned = systems.map((s) => ({ id: s.id, taskId: uuidv7(), mode: automatic(s) ? ('automatic' as const) : ('manual' as const), holds: holdsOf(s) }));
+    const held = retentionHolds(planned.flatMap((p) => p.holds.map((h) => ({ ...h, system: systems.find((s) => s.id === p.id)!.name }))));
+    if (held.length > 0) {
+      const lines = held.map((h) => `${h.category_name} (in ${h.systems.join(', ')}) until ${h.until.slice(0, 10)}: ${h.basis}`);
+      await tickets().addSystemMessageIn(tx, ctx, { ticketId: ticket.ticket_id, text: `Your data will be erased, except what the law requires us to keep, which is erased when its period ends: ${lines.join('; ')}.`, at });
+    }
     const ids = await taskRepo(tx).insertTasks({ ticketId: ticket.ticket_id, kind, dpId: ticket.client_user_id, systems: planned, ...actorOf(ctx) }, at);
     if (ids.length === 0) return ids;
     const created = (await taskRepo(tx).forTicket(ticket.ticket_id, at)).filter((t) => ids.includes(t.id));
@@ -420,7 +444,15 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
         packageRepo(tx).partsOfTicket(ticketId),
         packageRepo(tx).packageOfTicket(ticketId),
       ]);
-      return { ticket_id: ticketId, status: ticketFulfilmentStatus(tasks), tasks: tasks.map(shown), transitions, parts, package: pkg ? shownPackage(pkg, now) : null };
+      return {
+        ticket_id: ticketId,
+        status: ticketFulfilmentStatus(tasks),
+        tasks: tasks.map(shown),
+        transitions,
+        parts,
+        retention_holds: retentionHolds(tasks.flatMap((t) => t.holds.map((h) => ({ ...h, system: t.system_name })))),
+        package: pkg ? shownPackage(pkg, now) : null,
+      };
     },
 
     /**

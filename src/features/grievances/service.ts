@@ -271,6 +271,14 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
       return true;
     },
 
+    /** A system message on a ticket from inside another feature's transaction (fulfilment), with the notice to the person. */
+    async addSystemMessageIn(tx: TenantTx, ctx: TenantContext, m: { ticketId: string; text: string; at: Date }): Promise<void> {
+      await Promise.all([
+        grievanceMessageRepo(tx).addMessage({ id: uuidv7(), ticketId: m.ticketId, sender: 'system', message: m.text, attachmentUrl: null, actor: ctx.actor, at: m.at }),
+        notify(tx, ctx, m.ticketId, m.at),
+      ]);
+    },
+
     history(ctx: TenantContext, ticketId: string): Promise<StatusChangeRow[]> {
       if (!TICKET_ID.test(ticketId)) return Promise.reject(notFound());
       return withTenant(db, ctx.orgId, async (tx) => {
