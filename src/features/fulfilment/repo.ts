@@ -226,6 +226,15 @@ export function taskRepo(tx: TenantTx) {
       return rows.map((r) => r.id);
     },
 
+    /** Whether an enabled webhook endpoint of the organization takes fulfilment.task_created. */
+    async taskEventsSubscribed(): Promise<boolean> {
+      const rows = await tx.query<{ yes: boolean }>(
+        "select exists (select 1 from webhook_endpoints where org_id = $1::uuid and enabled and 'fulfilment.task_created' = any (events)) as yes",
+        [tx.orgId],
+      );
+      return rows[0]!.yes;
+    },
+
     async get(id: string, now: Date): Promise<TaskRow | null> {
       const rows = await tx.query<TaskRow>(`${TASK_SELECT} where t.org_id = $1::uuid and t.id = $3::uuid`, [tx.orgId, now, id]);
       return rows[0] ?? null;

@@ -265,11 +265,17 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
     }
     const ids = await taskRepo(tx).insertTasks({ ticketId: ticket.ticket_id, kind, dpId: ticket.client_user_id, systems: planned, ...actorOf(ctx) }, at);
     if (ids.length === 0) return ids;
-    const created = (await taskRepo(tx).forTicket(ticket.ticket_id, at)).filter((t) => ids.includes(t.id));
-    await together(
+    // The audit entry first (lock order, docs/architecture.md "Webhooks"); the tasks are read back for
+    // their events only when an endpoint listens (a request fanning out to 20 systems otherwise sends 20
+    // statements that write nothing).
+    const [, subscribed] = await Promise.all([
       audit(tx, ctx, at, 'fulfilment.tasks_created', 'grievance', ticket.ticket_id, { kind, task_ids: ids }),
-      ...created.map((t) => recordEvent(tx, 'fulfilment.task_created', { task: shown(t) }, at)),
-    );
+      taskRepo(tx).taskEventsSubscribed(),
+    ]);
+    if (subscribed) {
+      const created = (await taskRepo(tx).forTicket(ticket.ticket_id, at)).filter((t) => ids.includes(t.id));
+      await together(...created.map((t) => recordEvent(tx, 'fulfilment.task_created', { task: shown(t) }, at)));
+    }
     return ids;
   }
 
