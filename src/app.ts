@@ -239,7 +239,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const receipts = registerReceipts(app, { db, clock, keyring: signingKeyring, publicUrl: config.publicUrl, organizations, baseDomain: config.baseDomain, trustProxy: config.trustProxy });
-  const consents = registerConsents(app, { db, clock, receipts: receipts.signer, publicUrl: config.publicUrl });
+  const consents = registerConsents(app, { db, clock, receipts: receipts.signer, publicUrl: config.publicUrl, onWithdrawn: (tx, ctx, w, at) => fulfilment.startForWithdrawal(tx, ctx, w, at) });
   // Started by main.ts: late receipts for records written before receipts existed (at start, then hourly).
   const receiptBackfill = createReceiptBackfillJob(receipts, app.log);
   app.addHook('onClose', () => receiptBackfill.stop());

@@ -524,3 +524,43 @@ describe('erasure and the law', () => {
     expect(accessView.tasks.every((x: any) => x.holds.length === 0)).toBe(true);
   });
 });
+
+describe('consent withdrawal', () => {
+  test('when the organization turns it on, a withdrawal files an erasure request with tasks for the systems holding data for the withdrawn purposes', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    const asset = await ok(call(a, 'POST', '/api/v1/assets', { name: 'App', kind: 'mobile_app' }), 201);
+    const point = await ok(call(a, 'POST', '/api/v1/collection-points', { asset_id: asset.id, name: 'Sign-up', notice: 'We use your data.', purposes: [{ name: 'Support' }, { name: 'Offers' }] }), 201);
+    const give = (dp: string) => ok(call(a, 'POST', `/consent/${point.id}/consent`, { dp_id: dp, purposes: point.purposes.map((p: any) => ({ id: p.id, granted: p.name === 'Support' })) }), 201);
+    const erasures = async (dp: string) => (await ok(call(a, 'GET', `/grievance/user/${dp}`))).filter((g: any) => g.category === 'erasure');
+
+    expect(await ok(call(a, 'GET', '/api/v1/fulfilment/settings'))).toEqual({ erase_on_withdrawal: false });
+    await give('dp-off');
+    await ok(call(a, 'POST', `/consent/${point.id}/withdraw`, { dp_id: 'dp-off' }), 201);
+    expect(await erasures('dp-off')).toEqual([]);
+
+    expect(await ok(call(a, 'PUT', '/api/v1/fulfilment/settings', { erase_on_withdrawal: true }))).toEqual({ erase_on_withdrawal: true });
+    expect((await call(a, 'PUT', '/api/v1/fulfilment/settings', { erase_on_withdrawal: 'yes' })).statusCode).toBe(400);
+    await give('dp-on');
+    // The person withdraws in the Rights Center's API (the same service as every surface).
+    const token = (await ok(call(a, 'POST', '/api/v1/data-principals/dp-on/tokens', {}), 201)).access_token as string;
+    const withdrawn = await t.call({ method: 'POST', url: `/api/v1/me/consents/${point.id}/withdraw`, org: a, headers: { authorization: `Bearer ${token}` } });
+    expect(withdrawn.statusCode).toBe(201);
+    const [ticket] = await erasures('dp-on');
+    expect(ticket).toMatchObject({ subject: 'Erasure after consent withdrawal', status: 'open', client_user_id: 'dp-on' });
+    expect(ticket.description).toContain('for: Support.');
+    const view = await ok(call(a, 'GET', `/api/v1/fulfilment/tickets/${ticket.ticket_id}`));
+    // Every system holds `contact` (purposes Account, Support); Billing's traffic logs (Security) are not in scope, nor their hold.
+    expect(view.tasks.map((x: any) => [x.system_name, x.kind, x.category_keys, x.holds])).toEqual([
+      ['Billing', 'erasure', ['contact'], []],
+      ['CRM', 'erasure', ['contact'], []],
+      ['Paper archive', 'erasure', ['contact'], []],
+    ]);
+    expect(m.billing.category_ids).toHaveLength(2);
+    // A purpose no category names starts nothing.
+    const other = await ok(call(a, 'POST', '/api/v1/collection-points', { asset_id: asset.id, name: 'Offers only', notice: 'Offers.', purposes: [{ name: 'Offers' }] }), 201);
+    await ok(call(a, 'POST', `/consent/${other.id}/consent`, { dp_id: 'dp-offers', purposes: [{ id: other.purposes[0].id, granted: true }] }), 201);
+    await ok(call(a, 'POST', `/consent/${other.id}/withdraw`, { dp_id: 'dp-offers' }), 201);
+    expect(await erasures('dp-offers')).toEqual([]);
+  });
+});

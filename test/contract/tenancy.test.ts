@@ -222,6 +222,8 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/api/v1/systems/:id', scope: 'admin', bearer: ALL_ROLES, url: (f) => `/api/v1/systems/${f.systemId}`, isolation: systemGone },
   { method: 'PATCH', path: '/api/v1/systems/:id', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/systems/${f.systemId}`, body: { owner: 'Ops' }, isolation: systemGone },
   { method: 'POST', path: '/api/v1/systems/:id/keys', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/systems/${f.systemId}/keys`, body: {}, isolation: systemGone },
+  { method: 'GET', path: '/api/v1/fulfilment/settings', scope: 'admin', bearer: ALL_ROLES, url: () => '/api/v1/fulfilment/settings' },
+  { method: 'PUT', path: '/api/v1/fulfilment/settings', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/fulfilment/settings', body: { erase_on_withdrawal: false } },
   { method: 'GET', path: '/api/v1/data-map/summary', scope: 'admin', bearer: ALL_ROLES, url: () => '/api/v1/data-map/summary', isolation: { empty: (b) => b.categories.length } },
   { method: 'GET', path: TASKS, scope: 'fulfilment', bearer: ALL_ROLES, url: () => TASKS, isolation: { empty: (b) => b.count } },
   { method: 'POST', path: `${TASKS}/claim`, scope: 'fulfilment', url: () => `${TASKS}/claim`, body: (f) => ({ system_id: f.systemId }), isolation: systemGone },

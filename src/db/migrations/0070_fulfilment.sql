@@ -72,6 +72,8 @@ create table fulfilment_tasks (
   failure_reason text,
   -- Erasure: the data the system keeps under a retention hold, and until when ([{category_key, category_name, until, basis}]).
   holds jsonb not null default '[]',
+  -- The categories the task is about when not all its system holds (an erasure after a consent withdrawal).
+  category_scope uuid[],
   created_at timestamptz not null,
   updated_at timestamptz not null,
   completed_at timestamptz,
@@ -105,10 +107,18 @@ create table fulfilment_task_transitions (
 );
 create index fulfilment_task_transitions_by_ticket on fulfilment_task_transitions (org_id, ticket_id, at, recorded_at, id);
 
+-- The organization's fulfilment choices: a consent withdrawal starts erasure tasks (off unless turned on).
+create table fulfilment_settings (
+  org_id uuid not null references organizations (id),
+  erase_on_withdrawal boolean not null default false,
+  updated_at timestamptz not null,
+  primary key (org_id)
+);
+
 do $$
 declare t text;
 begin
-  foreach t in array array['data_categories', 'fulfilment_systems', 'fulfilment_system_keys', 'fulfilment_tasks', 'fulfilment_task_transitions'] loop
+  foreach t in array array['fulfilment_settings', 'data_categories', 'fulfilment_systems', 'fulfilment_system_keys', 'fulfilment_tasks', 'fulfilment_task_transitions'] loop
     execute format('alter table %I enable row level security', t);
     execute format('alter table %I force row level security', t);
     execute format('create policy %I on %I as permissive using (true) with check (true)', t || '_all', t);
@@ -116,6 +126,7 @@ begin
   end loop;
 end $$;
 
+grant select, insert, update on fulfilment_settings to assent_app;
 grant select, insert, update, delete on data_categories to assent_app;
 grant select, insert, update on fulfilment_systems to assent_app;
 grant select, insert on fulfilment_system_keys to assent_app;

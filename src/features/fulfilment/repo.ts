@@ -76,7 +76,7 @@ const SYSTEM_COLUMNS = 'id, name, owner, description, category_ids, processors, 
 /** A task as shown: a lease that ended reads as queued (claimable again), never swept by a job. `$2` is now. */
 const TASK_SELECT = `
   select t.id, t.ticket_id, t.system_id, s.name as system_name, t.kind, t.dp_id,
-         coalesce((select array_agg(c.key order by c.key) from data_categories c where c.org_id = t.org_id and c.id = any (s.category_ids)), '{}') as category_keys,
+         coalesce((select array_agg(c.key order by c.key) from data_categories c where c.org_id = t.org_id and c.id = any (coalesce(t.category_scope, s.category_ids))), '{}') as category_keys,
          t.mode,
          case when t.status = 'leased' and t.lease_expires_at <= $2::timestamptz then 'queued' else t.status end as status,
          t.attempts,
@@ -140,6 +140,18 @@ export function dataMapRepo(tx: TenantTx) {
         [tx.orgId, ids],
       );
       return rows.map((r) => r.id);
+    },
+
+    async eraseOnWithdrawal(): Promise<boolean> {
+      const rows = await tx.query<{ on: boolean }>('select erase_on_withdrawal as on from fulfilment_settings where org_id = $1::uuid', [tx.orgId]);
+      return rows[0]?.on ?? false;
+    },
+    async setEraseOnWithdrawal(on: boolean, at: Date): Promise<void> {
+      await tx.query(
+        `insert into fulfilment_settings (org_id, erase_on_withdrawal, updated_at) values ($1::uuid, $2::boolean, $3::timestamptz)
+         on conflict (org_id) do update set erase_on_withdrawal = excluded.erase_on_withdrawal, updated_at = excluded.updated_at`,
+        [tx.orgId, on, at],
+      );
     },
 
     // ---- systems
@@ -206,13 +218,16 @@ export interface TransitionInput {
 export function taskRepo(tx: TenantTx) {
   return {
     /** One task per system: inserted with their `created` transitions in one statement. */
-    async insertTasks(t: { ticketId: string; kind: TaskKind; dpId: string; systems: { id: string; taskId: string; mode: 'automatic' | 'manual'; holds: RetentionHold[] }[]; actorType: string; actorId: string }, at: Date): Promise<string[]> {
+    async insertTasks(
+      t: { ticketId: string; kind: TaskKind; dpId: string; systems: { id: string; taskId: string; mode: 'automatic' | 'manual'; holds: RetentionHold[]; scope: string[] | null }[]; actorType: string; actorId: string },
+      at: Date,
+    ): Promise<string[]> {
       if (t.systems.length === 0) return [];
       const rows = await tx.query<{ id: string }>(
-        `with s as (select * from jsonb_to_recordset($5::text::jsonb) as s(id uuid, task_id uuid, mode text, holds jsonb)),
+        `with s as (select * from jsonb_to_recordset($5::text::jsonb) as s(id uuid, task_id uuid, mode text, holds jsonb, scope uuid[])),
               ins as (
-                insert into fulfilment_tasks (org_id, id, ticket_id, system_id, kind, dp_id, mode, status, holds, created_at, updated_at)
-                select $1::uuid, s.task_id, $2::text, s.id, $3::text, $4::text, s.mode, 'queued', s.holds, $6::timestamptz, $6::timestamptz from s
+                insert into fulfilment_tasks (org_id, id, ticket_id, system_id, kind, dp_id, mode, status, holds, category_scope, created_at, updated_at)
+                select $1::uuid, s.task_id, $2::text, s.id, $3::text, $4::text, s.mode, 'queued', s.holds, s.scope, $6::timestamptz, $6::timestamptz from s
                 on conflict (org_id, ticket_id, system_id) do nothing
                 returning id, system_id
               ),
@@ -221,7 +236,7 @@ export function taskRepo(tx: TenantTx) {
                 select $1::uuid, gen_random_uuid(), ins.id, $2::text, ins.system_id, 'created', 'queued', $7::text, $8::text, $6::timestamptz from ins
               )
          select id from ins`,
-        [tx.orgId, t.ticketId, t.kind, t.dpId, JSON.stringify(t.systems.map((s) => ({ id: s.id, task_id: s.taskId, mode: s.mode, holds: s.holds }))), at, t.actorType, t.actorId],
+        [tx.orgId, t.ticketId, t.kind, t.dpId, JSON.stringify(t.systems.map((s) => ({ id: s.id, task_id: s.taskId, mode: s.mode, holds: s.holds, scope: s.scope }))), at, t.actorType, t.actorId],
       );
       return rows.map((r) => r.id);
     },

@@ -47,6 +47,7 @@ const writeWho = 'An `admin` key, or the Bearer token of an owner or admin.';
 const map = { tags: ['Data map'], security };
 const tasks = { tags: ['Fulfilment'], security };
 const Deleted = Type.Object({ message: Type.String() });
+const Settings = Type.Object({ erase_on_withdrawal: Type.Boolean() }, { additionalProperties: false, title: 'FulfilmentSettings' });
 
 export function dataMapRoutes(app: FastifyInstance, service: FulfilmentService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -148,6 +149,24 @@ export function dataMapRoutes(app: FastifyInstance, service: FulfilmentService):
       response: { 201: SystemKey, ...errorResponses(400, 401, 403, 404, 413, 415) },
     },
     handler: async (req, reply) => reply.code(201).send(await service.createSystemKey(tenantOf(req), req.params.id, req.body ?? {})),
+  });
+
+  r.get('/api/v1/fulfilment/settings', {
+    config: { access: readAccess },
+    schema: { ...tasks, summary: 'Fulfilment settings', description: readWho, response: { 200: Settings, ...errorResponses(401, 403) } },
+    handler: (req) => service.settings(tenantOf(req)),
+  });
+
+  r.put('/api/v1/fulfilment/settings', {
+    config: { access: writeAccess },
+    schema: {
+      ...tasks,
+      summary: 'Change fulfilment settings',
+      description: `\`erase_on_withdrawal\`: a consent withdrawal files an erasure request for the person, with a task for each system holding the data categories whose purposes name a withdrawn purpose (off by default). ${writeWho}`,
+      body: Settings,
+      response: { 200: Settings, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+    handler: (req) => service.changeSettings(tenantOf(req), req.body),
   });
 
   r.get('/api/v1/data-map/summary', {

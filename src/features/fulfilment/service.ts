@@ -53,6 +53,7 @@ export interface TicketStatusMover {
     m: { ticketId: string; status: 'in_progress' | 'resolved'; note: string; at: Date; onlyFrom: readonly ('open' | 'in_progress' | 'on_hold')[] },
   ): Promise<boolean>;
   addSystemMessageIn(tx: TenantTx, ctx: TenantContext, m: { ticketId: string; text: string; at: Date }): Promise<void>;
+  fileIn(tx: TenantTx, ctx: TenantContext, input: { client_user_id: string; subject: string; description: string; category: 'erasure' }, at: Date): Promise<{ ticket_id: string; category: string; client_user_id: string }>;
 }
 
 export interface FulfilmentServiceDeps {
@@ -244,20 +245,28 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
    * Creates the ticket's tasks: one per active system that holds data categories, automatic when the
    * system answers that kind of request itself, else manual. Announces each by `fulfilment.task_created`.
    */
-  async function createTasks(tx: TenantTx, ctx: TenantContext, ticket: { ticket_id: string; category: string; client_user_id: string }, at: Date): Promise<string[]> {
+  async function createTasks(
+    tx: TenantTx,
+    ctx: TenantContext,
+    ticket: { ticket_id: string; category: string; client_user_id: string },
+    at: Date,
+    /** Only these categories (an erasure after a withdrawal): systems holding none of them get no task. */
+    scope: string[] | null = null,
+  ): Promise<string[]> {
     const kind = KIND_OF_CATEGORY[ticket.category];
     if (!kind) return [];
     const [active, categories] = await Promise.all([dataMapRepo(tx).activeSystems(), kind === 'erasure' ? dataMapRepo(tx).allCategories() : Promise.resolve([])]);
-    const systems = active.filter((s) => s.category_ids.length > 0);
+    const inScope = (s: SystemRow) => (scope === null ? s.category_ids : s.category_ids.filter((c) => scope.includes(c)));
+    const systems = active.filter((s) => inScope(s).length > 0);
     if (systems.length === 0) return [];
     const automatic = (s: SystemRow) => (kind === 'access' ? s.can_access : kind === 'erasure' ? s.can_erase : s.can_correct);
     // Erasure honours the retention holds of the categories each system holds: kept until the request's
     // time plus the hold, and the person is told what is kept, where, until when and why.
     const holdsOf = (s: SystemRow): RetentionHold[] =>
       categories
-        .filter((c) => c.retention_days !== null && s.category_ids.includes(c.id))
+        .filter((c) => c.retention_days !== null && inScope(s).includes(c.id))
         .map((c) => ({ category_key: c.key, category_name: c.name, until: new Date(at.getTime() + c.retention_days! * 86_400_000).toISOString(), basis: c.retention_basis ?? '' }));
-    const planned = systems.map((s) => ({ id: s.id, taskId: uuidv7(), mode: automatic(s) ? ('automatic' as const) : ('manual' as const), holds: holdsOf(s) }));
+    const planned = systems.map((s) => ({ id: s.id, taskId: uuidv7(), mode: automatic(s) ? ('automatic' as const) : ('manual' as const), holds: holdsOf(s), scope: scope === null ? null : inScope(s) }));
     const held = retentionHolds(planned.flatMap((p) => p.holds.map((h) => ({ ...h, system: systems.find((s) => s.id === p.id)!.name }))));
     if (held.length > 0) {
       const lines = held.map((h) => `${h.category_name} (in ${h.systems.join(', ')}) until ${h.until.slice(0, 10)}: ${h.basis}`);
@@ -414,6 +423,48 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
     },
 
     // ---- tasks -------------------------------------------------------------------------------------
+
+    /** Whether a consent withdrawal starts erasure tasks (off unless the organization turns it on). */
+    async settings(ctx: TenantContext) {
+      return { erase_on_withdrawal: await dataMapRepo(tenantReads(db, ctx.orgId)).eraseOnWithdrawal() };
+    },
+
+    changeSettings(ctx: TenantContext, input: { erase_on_withdrawal: boolean }) {
+      const at = clock.now();
+      return withTenant(db, ctx.orgId, async (tx) => {
+        await Promise.all([
+          dataMapRepo(tx).setEraseOnWithdrawal(input.erase_on_withdrawal, at),
+          audit(tx, ctx, at, 'fulfilment.settings_changed', 'organization', ctx.orgId, { erase_on_withdrawal: input.erase_on_withdrawal }),
+        ]);
+        return { erase_on_withdrawal: input.erase_on_withdrawal };
+      });
+    },
+
+    /**
+     * Called in a consent withdrawal's transaction: when the organization turned it on, the data held
+     * for the withdrawn purposes (the categories whose purposes name one of them, compared without case)
+     * is erased through an erasure request filed for the person, with a task for each system holding it.
+     */
+    async startForWithdrawal(tx: TenantTx, ctx: TenantContext, w: { dpId: string; purposes: string[]; consentId: string }, at: Date): Promise<void> {
+      if (w.purposes.length === 0 || !(await dataMapRepo(tx).eraseOnWithdrawal())) return;
+      const withdrawn = new Set(w.purposes.map((p) => p.toLowerCase()));
+      const categories = (await dataMapRepo(tx).allCategories()).filter((c) => c.purposes.some((p) => withdrawn.has(p.toLowerCase())));
+      if (categories.length === 0) return;
+      const active = await dataMapRepo(tx).activeSystems();
+      if (!active.some((s) => s.category_ids.some((id) => categories.some((c) => c.id === id)))) return;
+      const ticket = await tickets().fileIn(
+        tx,
+        ctx,
+        {
+          client_user_id: w.dpId,
+          subject: 'Erasure after consent withdrawal',
+          description: `Consent was withdrawn (record ${w.consentId}) for: ${w.purposes.join(', ')}. The data held for these purposes is erased: ${categories.map((c) => c.name).join(', ')}.`,
+          category: 'erasure',
+        },
+        at,
+      );
+      await createTasks(tx, ctx, ticket, at, categories.map((c) => c.id));
+    },
 
     /** Called in the creating transaction of every ticket. */
     async startForTicket(tx: TenantTx, ctx: TenantContext, ticket: { ticket_id: string; category: string; client_user_id: string }, at: Date): Promise<void> {

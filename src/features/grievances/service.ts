@@ -271,6 +271,34 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
       return true;
     },
 
+    /**
+     * Files a ticket from inside another feature's transaction (fulfilment: an erasure after a consent
+     * withdrawal), with the history, audit entry and event of a filing; the caller creates its tasks. A
+     * drawn ticket_id that is taken is drawn again in the same transaction (the insert wrote nothing).
+     */
+    async fileIn(tx: TenantTx, ctx: TenantContext, input: CreateGrievanceInput, at: Date): Promise<GrievanceRow> {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const ticketId = 'GRV-' + randomCode(UPPER_ALNUM, 8);
+        const row = await grievanceRepo(tx).insert({
+          id: uuidv7(),
+          historyId: uuidv7(),
+          ticketId,
+          clientUserId: input.client_user_id,
+          subject: input.subject,
+          description: input.description,
+          category: input.category,
+          attachmentUrl: input.attachment_url ?? null,
+          at,
+          actor: ctx.actor,
+        });
+        if (!row) continue;
+        await recordAudit(tx, ctx, at, { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } });
+        await recordEvent(tx, 'grievance.created', { ticket: row }, at);
+        return withClock(row, at);
+      }
+      throw new AppError('internal', 'Could not allocate a ticket id');
+    },
+
     /** A system message on a ticket from inside another feature's transaction (fulfilment), with the notice to the person. */
     async addSystemMessageIn(tx: TenantTx, ctx: TenantContext, m: { ticketId: string; text: string; at: Date }): Promise<void> {
       await Promise.all([
