@@ -564,3 +564,37 @@ describe('consent withdrawal', () => {
     expect(await erasures('dp-offers')).toEqual([]);
   });
 });
+
+describe('scheduled erasure', () => {
+  test('the organization schedules an erasure at least 48 hours ahead; the person is told now; no system takes it before then', async () => {
+    const a = await t.tenant();
+    const m = await dataMap(a);
+    const now = t.clock.now().getTime();
+    const tooSoon = await call(a, 'POST', '/api/v1/fulfilment/erasures', { dp_id: 'dp-sched', erase_at: new Date(now + 47 * 3_600_000).toISOString(), reason: 'Account closed.' });
+    expect([tooSoon.statusCode, tooSoon.json().code, tooSoon.json().details[0].field]).toEqual([400, 'validation_failed', 'erase_at']);
+    const noZone = await call(a, 'POST', '/api/v1/fulfilment/erasures', { dp_id: 'dp-sched', erase_at: '2030-01-01', reason: 'Account closed.' });
+    expect(noZone.statusCode).toBe(400);
+    const eraseAt = new Date(now + 48 * 3_600_000);
+    const scheduled = await ok(call(a, 'POST', '/api/v1/fulfilment/erasures', { dp_id: 'dp-sched', erase_at: eraseAt.toISOString(), reason: 'Your account has been closed for a year.' }), 201);
+    expect(scheduled.tasks).toHaveLength(3);
+    expect(scheduled.tasks.every((x: any) => x.kind === 'erasure' && x.not_before === eraseAt.toISOString() && x.blocked_by.startsWith('Scheduled erasure'))).toBe(true);
+    // The person reads the notice on the request, now.
+    const token = (await ok(call(a, 'POST', '/api/v1/data-principals/dp-sched/tokens', {}), 201)).access_token as string;
+    const messages = await t.call({ method: 'GET', url: `/api/v1/me/grievances/${scheduled.ticket_id}/messages`, org: a, headers: { authorization: `Bearer ${token}` } });
+    expect(messages.json().map((x: any) => x.message)).toContainEqual(
+      `Your personal data will be erased on ${eraseAt.toISOString().replace('T', ' ').slice(0, 16)} UTC: Your account has been closed for a year. If you want it kept, contact us before then.`,
+    );
+    // Before then nothing can be claimed or reported; then it can.
+    const key = (await ok(call(a, 'POST', `/api/v1/systems/${m.crm.id}/keys`, {}), 201)).key as string;
+    expect((await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, key))).data).toEqual([]);
+    const crmTask = scheduled.tasks.find((x: any) => x.system_id === m.crm.id);
+    expect((await call(a, 'POST', `/api/v1/fulfilment/tasks/${crmTask.id}/complete`, {}, key)).statusCode).toBe(409);
+    t.clock.advance(48 * 3_600_000);
+    try {
+      const claimed = (await ok(call(a, 'POST', '/api/v1/fulfilment/tasks/claim', {}, key))).data;
+      expect(claimed.map((x: any) => [x.id, x.not_before])).toEqual([[crmTask.id, null]]);
+    } finally {
+      t.clock.advance(-48 * 3_600_000);
+    }
+  });
+});

@@ -235,6 +235,7 @@ const ROUTES: RouteCase[] = [
   // Its body is a file (application/octet-stream), which this table does not send: another organization's task is walked in fulfilment.test.ts.
   { method: 'PUT', path: `${TASKS}/:id/parts/:name`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/parts/orders.csv` },
   { method: 'POST', path: `${TASKS}/:id/retry`, scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/retry`, isolation: taskGone },
+  { method: 'POST', path: '/api/v1/fulfilment/erasures', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/fulfilment/erasures', body: { dp_id: 'u-1', erase_at: '2030-01-01T00:00:00Z', reason: 'Your account has been closed for a year.' } },
   { method: 'GET', path: '/api/v1/fulfilment/tickets/:ticket_id', scope: 'grievances', bearer: ALL_ROLES, url: (f) => `/api/v1/fulfilment/tickets/${f.ticketId}`, isolation: ticketGone },
   { method: 'POST', path: '/api/v1/fulfilment/tickets/:ticket_id/start', scope: 'grievances', bearer: OWNER_ADMIN, url: (f) => `/api/v1/fulfilment/tickets/${f.ticketId}/start`, isolation: ticketGone },
   // The truConsent SDKs' code sign-in takes an `sdk` key (contract §8); its other routes are walked in sdk-replay.test.ts.

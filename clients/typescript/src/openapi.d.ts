@@ -631,6 +631,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/fulfilment/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Schedule an erasure
+         * @description An erasure the organization decides itself (the purpose is no longer served): `erase_at` at least 48 hours from now (DPDP Rule 8(2); 400 otherwise). Files an erasure request for the person now, tells them on it and by message what will be erased and when, and creates its tasks, which no system can claim or report before `erase_at`. An `admin` key, or the Bearer token of an owner or admin.
+         */
+        post: operations["postFulfilmentErasures"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/fulfilment/tickets/{ticket_id}": {
         parameters: {
             query?: never;
@@ -2627,6 +2647,11 @@ export interface components {
                 until: string;
                 basis: string;
             }[];
+            /**
+             * Format: date-time
+             * @description A scheduled erasure: not claimable or reported before this time (the person was told at least 48 hours ahead)
+             */
+            not_before: string | null;
             /** @description What the task waits for, in words: the system, a member, or a retry */
             blocked_by: string | null;
             /** Format: date-time */
@@ -2689,6 +2714,11 @@ export interface components {
                 until: string;
                 basis: string;
             }[];
+            /**
+             * Format: date-time
+             * @description A scheduled erasure: not claimable or reported before this time (the person was told at least 48 hours ahead)
+             */
+            not_before: string | null;
             /** @description What the task waits for, in words: the system, a member, or a retry */
             blocked_by: string | null;
             /** Format: date-time */
@@ -9044,6 +9074,7 @@ export interface operations {
                      *               "basis": "string"
                      *             }
                      *           ],
+                     *           "not_before": "2019-08-24T14:15:22Z",
                      *           "blocked_by": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "updated_at": "2019-08-24T14:15:22Z",
@@ -9234,6 +9265,7 @@ export interface operations {
                      *               "basis": "string"
                      *             }
                      *           ],
+                     *           "not_before": "2019-08-24T14:15:22Z",
                      *           "blocked_by": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "updated_at": "2019-08-24T14:15:22Z",
@@ -9458,6 +9490,7 @@ export interface operations {
                      *           "basis": "string"
                      *         }
                      *       ],
+                     *       "not_before": "2019-08-24T14:15:22Z",
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -9631,6 +9664,7 @@ export interface operations {
                      *           "basis": "string"
                      *         }
                      *       ],
+                     *       "not_before": "2019-08-24T14:15:22Z",
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -9888,6 +9922,7 @@ export interface operations {
                      *           "basis": "string"
                      *         }
                      *       ],
+                     *       "not_before": "2019-08-24T14:15:22Z",
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -10142,6 +10177,7 @@ export interface operations {
                      *           "basis": "string"
                      *         }
                      *       ],
+                     *       "not_before": "2019-08-24T14:15:22Z",
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -10382,6 +10418,7 @@ export interface operations {
                      *           "basis": "string"
                      *         }
                      *       ],
+                     *       "not_before": "2019-08-24T14:15:22Z",
                      *       "blocked_by": "string",
                      *       "created_at": "2019-08-24T14:15:22Z",
                      *       "updated_at": "2019-08-24T14:15:22Z",
@@ -10750,6 +10787,331 @@ export interface operations {
             };
         };
     };
+    postFulfilmentErasures: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description Makes the request safe to retry: the first answer is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat with the same body; another body with the same key: 422; while the first is still running: 409. Use a new random value (a UUID) per logical request, and the same one for its retries. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "dp_id": "string",
+                 *       "erase_at": "2019-08-24T14:15:22Z",
+                 *       "reason": "string"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The data principal whose data is erased */
+                    dp_id: string;
+                    /**
+                     * Format: date-time
+                     * @description When: at least 48 hours from now (DPDP Rule 8(2)); the person is told now
+                     */
+                    erase_at: string;
+                    /** @description Why, in words the person reads (e.g. the purpose is no longer served) */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ticket_id": "string",
+                     *       "status": "none",
+                     *       "tasks": [
+                     *         {
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *           "ticket_id": "string",
+                     *           "system_id": "6ed1f7c4-3772-4fa8-92a5-defb7f18dbc4",
+                     *           "system_name": "string",
+                     *           "kind": "access",
+                     *           "dp_id": "string",
+                     *           "category_keys": [
+                     *             "string"
+                     *           ],
+                     *           "mode": "automatic",
+                     *           "status": "queued",
+                     *           "attempts": 0,
+                     *           "lease_expires_at": "2019-08-24T14:15:22Z",
+                     *           "result": {},
+                     *           "failure_reason": "string",
+                     *           "holds": [
+                     *             {
+                     *               "category_key": "string",
+                     *               "category_name": "string",
+                     *               "until": "2019-08-24T14:15:22Z",
+                     *               "basis": "string"
+                     *             }
+                     *           ],
+                     *           "not_before": "2019-08-24T14:15:22Z",
+                     *           "blocked_by": "string",
+                     *           "created_at": "2019-08-24T14:15:22Z",
+                     *           "updated_at": "2019-08-24T14:15:22Z",
+                     *           "completed_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "transitions": [
+                     *         {
+                     *           "task_id": "736fde4d-9029-4915-8189-01353d6982cb",
+                     *           "system_id": "6ed1f7c4-3772-4fa8-92a5-defb7f18dbc4",
+                     *           "action": "string",
+                     *           "status": "string",
+                     *           "actor": {
+                     *             "type": "string",
+                     *             "id": "string"
+                     *           },
+                     *           "detail": "string",
+                     *           "at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "parts": [
+                     *         {
+                     *           "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *           "task_id": "736fde4d-9029-4915-8189-01353d6982cb",
+                     *           "ticket_id": "string",
+                     *           "system_id": "6ed1f7c4-3772-4fa8-92a5-defb7f18dbc4",
+                     *           "system_name": "string",
+                     *           "name": "string",
+                     *           "content_type": "string",
+                     *           "size": 0,
+                     *           "sha256": "string",
+                     *           "created_at": "2019-08-24T14:15:22Z",
+                     *           "erased_at": "2019-08-24T14:15:22Z"
+                     *         }
+                     *       ],
+                     *       "retention_holds": [
+                     *         {
+                     *           "category_key": "string",
+                     *           "category_name": "string",
+                     *           "until": "2019-08-24T14:15:22Z",
+                     *           "basis": "string",
+                     *           "systems": [
+                     *             "string"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "package": {
+                     *         "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                     *         "ticket_id": "string",
+                     *         "status": "available",
+                     *         "created_at": "2019-08-24T14:15:22Z",
+                     *         "expires_at": "2019-08-24T14:15:22Z",
+                     *         "erased_at": "2019-08-24T14:15:22Z",
+                     *         "downloads": 0,
+                     *         "files": [
+                     *           {
+                     *             "path": "string",
+                     *             "size": 0,
+                     *             "sha256": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TicketFulfilment"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request conflicts with the record's current state",
+                     *       "code": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key was already used with another method, path or body",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getFulfilmentTicketsByTicketId: {
         parameters: {
             query?: never;
@@ -10805,6 +11167,7 @@ export interface operations {
                      *               "basis": "string"
                      *             }
                      *           ],
+                     *           "not_before": "2019-08-24T14:15:22Z",
                      *           "blocked_by": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "updated_at": "2019-08-24T14:15:22Z",
@@ -11025,6 +11388,7 @@ export interface operations {
                      *               "basis": "string"
                      *             }
                      *           ],
+                     *           "not_before": "2019-08-24T14:15:22Z",
                      *           "blocked_by": "string",
                      *           "created_at": "2019-08-24T14:15:22Z",
                      *           "updated_at": "2019-08-24T14:15:22Z",

@@ -74,6 +74,9 @@ create table fulfilment_tasks (
   holds jsonb not null default '[]',
   -- The categories the task is about when not all its system holds (an erasure after a consent withdrawal).
   category_scope uuid[],
+  -- An erasure the organization scheduled itself: not claimable before this time (the person was told
+  -- at least 48 hours ahead, DPDP Rule 8(2)).
+  not_before timestamptz,
   created_at timestamptz not null,
   updated_at timestamptz not null,
   completed_at timestamptz,

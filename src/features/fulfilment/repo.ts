@@ -48,6 +48,7 @@ export interface TaskRow {
   result: Record<string, unknown> | null;
   failure_reason: string | null;
   holds: RetentionHold[];
+  not_before: Date | null;
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
@@ -81,7 +82,8 @@ const TASK_SELECT = `
          case when t.status = 'leased' and t.lease_expires_at <= $2::timestamptz then 'queued' else t.status end as status,
          t.attempts,
          case when t.status = 'leased' and t.lease_expires_at > $2::timestamptz then t.lease_expires_at end as lease_expires_at,
-         t.result, t.failure_reason, t.holds, t.created_at, t.updated_at, t.completed_at
+         t.result, t.failure_reason, t.holds,
+         case when t.not_before > $2::timestamptz then t.not_before end as not_before, t.created_at, t.updated_at, t.completed_at
     from fulfilment_tasks t join fulfilment_systems s on s.org_id = t.org_id and s.id = t.system_id`;
 
 function conflictOnUnique<T>(message: string): (e: unknown) => T {
@@ -208,6 +210,17 @@ export function dataMapRepo(tx: TenantTx) {
   };
 }
 
+export interface RawTask {
+  id: string;
+  ticket_id: string;
+  system_id: string;
+  mode: string;
+  status: TaskStatus;
+  lease_id: string | null;
+  lease_expires_at: Date | null;
+  not_before: Date | null;
+}
+
 export interface TransitionInput {
   action: string;
   actorType: string;
@@ -219,15 +232,23 @@ export function taskRepo(tx: TenantTx) {
   return {
     /** One task per system: inserted with their `created` transitions in one statement. */
     async insertTasks(
-      t: { ticketId: string; kind: TaskKind; dpId: string; systems: { id: string; taskId: string; mode: 'automatic' | 'manual'; holds: RetentionHold[]; scope: string[] | null }[]; actorType: string; actorId: string },
+      t: {
+        ticketId: string;
+        kind: TaskKind;
+        dpId: string;
+        systems: { id: string; taskId: string; mode: 'automatic' | 'manual'; holds: RetentionHold[]; scope: string[] | null }[];
+        notBefore: Date | null;
+        actorType: string;
+        actorId: string;
+      },
       at: Date,
     ): Promise<string[]> {
       if (t.systems.length === 0) return [];
       const rows = await tx.query<{ id: string }>(
         `with s as (select * from jsonb_to_recordset($5::text::jsonb) as s(id uuid, task_id uuid, mode text, holds jsonb, scope uuid[])),
               ins as (
-                insert into fulfilment_tasks (org_id, id, ticket_id, system_id, kind, dp_id, mode, status, holds, category_scope, created_at, updated_at)
-                select $1::uuid, s.task_id, $2::text, s.id, $3::text, $4::text, s.mode, 'queued', s.holds, s.scope, $6::timestamptz, $6::timestamptz from s
+                insert into fulfilment_tasks (org_id, id, ticket_id, system_id, kind, dp_id, mode, status, holds, category_scope, not_before, created_at, updated_at)
+                select $1::uuid, s.task_id, $2::text, s.id, $3::text, $4::text, s.mode, 'queued', s.holds, s.scope, $9::timestamptz, $6::timestamptz, $6::timestamptz from s
                 on conflict (org_id, ticket_id, system_id) do nothing
                 returning id, system_id
               ),
@@ -236,7 +257,7 @@ export function taskRepo(tx: TenantTx) {
                 select $1::uuid, gen_random_uuid(), ins.id, $2::text, ins.system_id, 'created', 'queued', $7::text, $8::text, $6::timestamptz from ins
               )
          select id from ins`,
-        [tx.orgId, t.ticketId, t.kind, t.dpId, JSON.stringify(t.systems.map((s) => ({ id: s.id, task_id: s.taskId, mode: s.mode, holds: s.holds, scope: s.scope }))), at, t.actorType, t.actorId],
+        [tx.orgId, t.ticketId, t.kind, t.dpId, JSON.stringify(t.systems.map((s) => ({ id: s.id, task_id: s.taskId, mode: s.mode, holds: s.holds, scope: s.scope }))), at, t.actorType, t.actorId, t.notBefore],
       );
       return rows.map((r) => r.id);
     },
@@ -290,6 +311,7 @@ export function taskRepo(tx: TenantTx) {
            select t.id, t.status = 'leased' as was_expired, t.lease_expires_at as ended_at from fulfilment_tasks t
             where t.org_id = $1::uuid and t.system_id = $2::uuid and t.mode = 'automatic'
               and (t.status = 'queued' or (t.status = 'leased' and t.lease_expires_at <= $3::timestamptz))
+              and (t.not_before is null or t.not_before <= $3::timestamptz)
             order by t.created_at, t.id
             limit $4::int
             for update skip locked
@@ -311,9 +333,9 @@ export function taskRepo(tx: TenantTx) {
     },
 
     /** The row as stored, locked (the lease checks read the real lease, not the shown status). */
-    async lockRaw(id: string): Promise<{ id: string; ticket_id: string; system_id: string; mode: string; status: TaskStatus; lease_id: string | null; lease_expires_at: Date | null } | null> {
-      const rows = await tx.query<{ id: string; ticket_id: string; system_id: string; mode: string; status: TaskStatus; lease_id: string | null; lease_expires_at: Date | null }>(
-        'select id, ticket_id, system_id, mode, status, lease_id, lease_expires_at from fulfilment_tasks where org_id = $1::uuid and id = $2::uuid for update',
+    async lockRaw(id: string): Promise<RawTask | null> {
+      const rows = await tx.query<RawTask>(
+        'select id, ticket_id, system_id, mode, status, lease_id, lease_expires_at, not_before from fulfilment_tasks where org_id = $1::uuid and id = $2::uuid for update',
         [tx.orgId, id],
       );
       return rows[0] ?? null;

@@ -36,6 +36,7 @@ import {
   PartFileParams,
   PartFileQuery,
   PartJsonBody,
+  ScheduleErasureBody,
 } from './schemas.js';
 import { AppError } from '../../platform/http/errors.js';
 
@@ -332,6 +333,19 @@ export function taskRoutes(app: FastifyInstance, service: FulfilmentService, par
         return reply.code(201).send(part);
       },
     });
+  });
+
+  r.post('/api/v1/fulfilment/erasures', {
+    config: { access: writeAccess, idempotent: true },
+    schema: {
+      ...tasks,
+      summary: 'Schedule an erasure',
+      description:
+        "An erasure the organization decides itself (the purpose is no longer served): `erase_at` at least 48 hours from now (DPDP Rule 8(2); 400 otherwise). Files an erasure request for the person now, tells them on it and by message what will be erased and when, and creates its tasks, which no system can claim or report before `erase_at`. An `admin` key, or the Bearer token of an owner or admin.",
+      body: ScheduleErasureBody,
+      response: { 201: TicketFulfilment, ...errorResponses(400, 401, 403, 409, 413, 415) },
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.scheduleErasure(tenantOf(req), req.body)),
   });
 
   r.get('/api/v1/fulfilment/tickets/:ticket_id', {

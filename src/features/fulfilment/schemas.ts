@@ -178,6 +178,7 @@ export const Task = Type.Object(
       Type.Object({ category_key: Type.String(), category_name: Type.String(), until: Timestamp(), basis: Type.String() }),
       { description: 'Erasure: data the system keeps under a retention hold (DPDP Rule 8(3), sector law), and until when; erase the rest' },
     ),
+    not_before: NullableTimestamp('A scheduled erasure: not claimable or reported before this time (the person was told at least 48 hours ahead)'),
     blocked_by: Nullable(Type.String({ description: 'What the task waits for, in words: the system, a member, or a retry' })),
     created_at: Timestamp(),
     updated_at: Timestamp(),
@@ -233,6 +234,16 @@ export const ListTasksQuery = Type.Object(
 );
 export type ListTasksInput = Static<typeof ListTasksQuery>;
 export const TaskList = ListOf(Task, 'FulfilmentTaskList');
+
+export const ScheduleErasureBody = Type.Object(
+  {
+    dp_id: Text(255, { description: 'The data principal whose data is erased' }),
+    erase_at: Type.String({ format: 'date-time', description: 'When: at least 48 hours from now (DPDP Rule 8(2)); the person is told now' }),
+    reason: Text(1000, { description: 'Why, in words the person reads (e.g. the purpose is no longer served)' }),
+  },
+  { additionalProperties: false },
+);
+export type ScheduleErasureInput = Static<typeof ScheduleErasureBody>;
 
 export const TicketParams = Type.Object({ ticket_id: Type.String({ maxLength: 64 }) });
 

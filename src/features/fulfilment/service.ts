@@ -24,6 +24,7 @@ import type {
   FailInput,
   HeartbeatInput,
   ListTasksInput,
+  ScheduleErasureInput,
   TaskKind,
   UpdateCategoryInput,
   UpdateSystemInput,
@@ -44,6 +45,8 @@ export const KIND_OF_CATEGORY: Readonly<Record<string, TaskKind>> = {
 };
 
 const DEFAULT_LEASE_SECONDS = 300;
+/** DPDP Rule 8(2): the person is told at least 48 hours before an erasure the organization schedules. */
+const NOTICE_MS = 48 * 3_600_000;
 
 /** What a ticket's status does as its tasks move: the grievances service's in-transaction status change. */
 export interface TicketStatusMover {
@@ -103,6 +106,7 @@ export type ShownTask = TaskRow & { blocked_by: string | null };
 function shown(t: TaskRow): ShownTask {
   let blocked: string | null = null;
   if (t.status === 'failed') blocked = `Failed: ${t.failure_reason ?? 'no reason given'}. Retry it once the cause is fixed.`;
+  else if (t.status === 'queued' && t.not_before !== null) blocked = `Scheduled erasure: not before ${new Date(t.not_before).toISOString()} (the person was told at least 48 hours ahead).`;
   else if (t.status === 'queued' && t.mode === 'manual') blocked = `Waits for a member to do it in ${t.system_name} and report it done.`;
   else if (t.status === 'queued') blocked = `Waits for ${t.system_name} to take it.`;
   else if (t.status === 'leased') blocked = `${t.system_name} is working on it.`;
@@ -252,6 +256,8 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
     at: Date,
     /** Only these categories (an erasure after a withdrawal): systems holding none of them get no task. */
     scope: string[] | null = null,
+    /** A scheduled erasure: the tasks wait until then. */
+    notBefore: Date | null = null,
   ): Promise<string[]> {
     const kind = KIND_OF_CATEGORY[ticket.category];
     if (!kind) return [];
@@ -272,7 +278,7 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
       const lines = held.map((h) => `${h.category_name} (in ${h.systems.join(', ')}) until ${h.until.slice(0, 10)}: ${h.basis}`);
       await tickets().addSystemMessageIn(tx, ctx, { ticketId: ticket.ticket_id, text: `Your data will be erased, except what the law requires us to keep, which is erased when its period ends: ${lines.join('; ')}.`, at });
     }
-    const ids = await taskRepo(tx).insertTasks({ ticketId: ticket.ticket_id, kind, dpId: ticket.client_user_id, systems: planned, ...actorOf(ctx) }, at);
+    const ids = await taskRepo(tx).insertTasks({ ticketId: ticket.ticket_id, kind, dpId: ticket.client_user_id, systems: planned, notBefore, ...actorOf(ctx) }, at);
     if (ids.length === 0) return ids;
     // The audit entry first (lock order, docs/architecture.md "Webhooks"); the tasks are read back for
     // their events only when an endpoint listens (a request fanning out to 20 systems otherwise sends 20
@@ -423,6 +429,39 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
     },
 
     // ---- tasks -------------------------------------------------------------------------------------
+
+    /**
+     * An erasure the organization schedules itself (the purpose is no longer served): at least 48 hours
+     * ahead (DPDP Rule 8(2)). Files an erasure request for the person now, tells them on it (and by
+     * message) what will be erased and when, and creates its tasks, which no system can take before then.
+     */
+    scheduleErasure(ctx: TenantContext, input: ScheduleErasureInput) {
+      const now = clock.now();
+      const eraseAt = new Date(input.erase_at);
+      if (Number.isNaN(eraseAt.getTime())) return Promise.reject(new AppError('validation_failed', 'Invalid request body: erase_at must be an ISO 8601 date-time with a time zone', [{ field: 'erase_at', message: 'must be an ISO 8601 date-time with a time zone' }]));
+      if (eraseAt.getTime() < now.getTime() + NOTICE_MS) {
+        const earliest = new Date(now.getTime() + NOTICE_MS).toISOString();
+        return Promise.reject(
+          new AppError('validation_failed', `Invalid request body: erase_at must be at least 48 hours from now (DPDP Rule 8(2)): ${earliest} or later`, [
+            { field: 'erase_at', message: `must be at least 48 hours from now (${earliest} or later)` },
+          ]),
+        );
+      }
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const ticket = await tickets().fileIn(tx, ctx, { client_user_id: input.dp_id, subject: 'Scheduled erasure', description: input.reason, category: 'erasure' }, now);
+        const ids = await createTasks(tx, ctx, ticket, now, null, eraseAt);
+        if (ids.length === 0) throw new AppError('conflict', 'No active system holds data categories: register the systems first');
+        await Promise.all([
+          tickets().addSystemMessageIn(tx, ctx, {
+            ticketId: ticket.ticket_id,
+            text: `Your personal data will be erased on ${eraseAt.toISOString().replace('T', ' ').slice(0, 16)} UTC: ${input.reason} If you want it kept, contact us before then.`,
+            at: now,
+          }),
+          audit(tx, ctx, now, 'fulfilment.erasure_scheduled', 'grievance', ticket.ticket_id, { erase_at: eraseAt.toISOString(), task_ids: ids }),
+        ]);
+        return service.ticketIn(tx, ticket.ticket_id, now);
+      });
+    },
 
     /** Whether a consent withdrawal starts erasure tasks (off unless the organization turns it on). */
     async settings(ctx: TenantContext) {
@@ -690,6 +729,7 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
         if (raw.status === 'done') throw new AppError('conflict', 'The task is already done');
         if (raw.status === 'failed') throw new AppError('conflict', 'The task failed: retry it before reporting it done');
         if (raw.mode === 'manual' && boundTo) throw new AppError('conflict', 'A manual task is reported done by a member of the organization, not by a system key');
+        if (raw.not_before !== null && raw.not_before > now) throw new AppError('conflict', `A scheduled erasure: not before ${raw.not_before.toISOString()} (the person was told it would happen then)`);
         checkLease(raw, input.lease_id, now);
         await Promise.all([
           taskRepo(tx).transition(raw.id, { status: 'done', clearLease: true, result: input.result ?? {}, failureReason: null, completed: true }, { action: 'completed', ...actorOf(ctx), detail: null }, now),
