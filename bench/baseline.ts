@@ -11,13 +11,15 @@ import type { Database, Queryable } from '../src/platform/db/types.js';
 import type { TenantContext } from '../src/platform/auth/access.js';
 import { systemClock } from '../src/platform/clock.js';
 import { DEFAULT_PGLITE_SHARED_BUFFERS } from '../src/config.js';
-import { createGrievanceService } from '../src/features/grievances/index.js';
 import { createNomineeService } from '../src/features/nominees/index.js';
 import { createConsentLinkService } from '../src/features/consent-links/service.js';
 import { createConsentService } from '../src/features/consents/service.js';
 import { createReceiptService } from '../src/features/receipts/index.js';
 import { createSigningKeyring } from '../src/platform/crypto/signing-keys.js';
 import { BENCH_SECRET_KEY } from './secret.js';
+import { fulfilmentServices } from './fulfilment.js';
+import { hashApiKey } from '../src/platform/crypto/api-keys.js';
+import type { ClaimInput } from '../src/features/fulfilment/schemas.js';
 import type { PrincipalContext } from '../src/platform/auth/access.js';
 import type { CreateGrievanceInput, UpdateGrievanceInput } from '../src/features/grievances/schemas.js';
 import type { CreateNomineeInput } from '../src/features/nominees/schemas.js';
@@ -76,7 +78,18 @@ async function main(): Promise<void> {
   const deps = { db, clock: systemClock, defaultCountryCode: '+91', publicUrl: new URL('http://localhost:3000') };
   // Consents are signed as the service signs them (a receipt per record), with the bench's secret.
   const receipts = createReceiptService({ ...deps, keyring: createSigningKeyring(BENCH_SECRET_KEY) }).signer;
-  const grievances = createGrievanceService(deps);
+  // Tickets fan out to the organization's systems as in the service (bench/fulfilment.ts).
+  const { grievances, fulfilment } = fulfilmentServices(db);
+  // A system key claims for its own system: its key id, looked up once (the service caches keys too).
+  const keyIds = new Map<string, string>();
+  const systemCtx = async (host: string | undefined, key: string): Promise<TenantContext> => {
+    let id = keyIds.get(key);
+    if (!id) {
+      id = (await db.system.query<{ id: string }>('select id from api_keys where key_hash = $1 and revoked_at is null', [hashApiKey(key)]))[0]?.id ?? '';
+      keyIds.set(key, id);
+    }
+    return { ...ctxOf(host), actor: { type: 'api_key', id, scopes: ['fulfilment'] } };
+  };
   const nominees = createNomineeService(deps);
   const consentLinks = createConsentLinkService(deps);
   const consents = createConsentService({ ...deps, receipts });
@@ -107,6 +120,7 @@ async function main(): Promise<void> {
     '/api/v1/me/consents/:collection_point_id',
     async (req, reply) => reply.code(201).send(await consents.giveMine(principalOf(req.headers), req.params.collection_point_id, req.body.purposes)),
   );
+  app.post<{ Body: ClaimInput }>('/api/v1/fulfilment/tasks/claim', async (req) => fulfilment.claim(await systemCtx(req.headers.host, String(req.headers['x-api-key'] ?? '')), req.body));
   app.get('/health', async () => ({ status: 'ok' }));
 
   await app.listen({ port: Number(process.env.PORT ?? 3100), host: process.env.HOST ?? '127.0.0.1' });

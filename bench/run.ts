@@ -22,6 +22,7 @@ import { seedBench, type BenchData } from './seed.js';
 import { BENCH_SECRET_KEY } from './secret.js';
 import { CATEGORIES, summariseProfile, type ProfileSummary } from './profile.js';
 import { integrationEndpoints, seedHookOrg, startHookReceiver } from './integration.js';
+import { fulfilmentEndpoints, seedFulfilmentOrg } from './fulfilment.js';
 import { scratchDatabase } from './scratch-db.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -783,14 +784,19 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
     const store = await openStore(config, 'cli');
     let data: BenchData;
     let hooks: Awaited<ReturnType<typeof seedHookOrg>>;
+    let fulfilmentOrg: Awaited<ReturnType<typeof seedFulfilmentOrg>>;
     try {
       data = await seedBench(store.db, { ...opts, log: (l) => log(`${kind}:   ${l}`) });
       hooks = await seedHookOrg(store.db, hookReceiver.url);
+      // A backlog of access requests, 20 tasks each, for the claims to take (one task per claim).
+      const backlog = Math.max(50, Math.round(opts.grievances / 100));
+      log(`${kind}:   fulfilment: 20 systems, ${backlog} requests (${backlog * 20} tasks to claim)`);
+      fulfilmentOrg = await seedFulfilmentOrg(store.db, backlog);
     } finally {
       await store.close();
     }
     const only = args.only?.toLowerCase().split(',').filter((t) => t !== '');
-    const eps: Endpoint[] = [...endpoints(data), ...integrationEndpoints(data.orgs, hooks, hookReceiver, (l) => log(`${kind}: ${l}`))].filter(
+    const eps: Endpoint[] = [...endpoints(data), ...integrationEndpoints(data.orgs, hooks, hookReceiver, (l) => log(`${kind}: ${l}`)), ...fulfilmentEndpoints(fulfilmentOrg)].filter(
       (ep) => !only || only.some((t) => ep.name.toLowerCase().includes(t)),
     );
     if (eps.length === 0) throw new Error(`--only ${args.only}: no endpoint matches`);

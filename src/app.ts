@@ -36,12 +36,13 @@ import {
 } from './features/accounts/index.js';
 import { registerGrievances } from './features/grievances/index.js';
 import { registerNominees } from './features/nominees/index.js';
+import { registerFulfilment, type FulfilmentService } from './features/fulfilment/index.js';
 import { registerCollectionPoints } from './features/collection-points/index.js';
 import { registerConsentLinks, type ConsentLinkService } from './features/consent-links/index.js';
 import { registerConsents } from './features/consents/index.js';
 import { createReceiptBackfillJob, registerReceipts, type ReceiptService } from './features/receipts/index.js';
-import type { IntervalJob } from './platform/jobs.js';
-import { createSigningKeyring } from './platform/crypto/signing-keys.js';
+import { createIntervalJob, type IntervalJob } from './platform/jobs.js';
+import { createSigningKeyring, deriveKey } from './platform/crypto/signing-keys.js';
 import { generateSecretKey } from './platform/crypto/secret-key.js';
 import { registerAudit } from './features/audit/index.js';
 import { registerExport } from './features/export/index.js';
@@ -197,7 +198,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The organizations' receipt signing keys, sealed with ASSENT_SECRET_KEY (serve() resolves it; see
   // src/platform/crypto/secret-key.ts). Without one (tests, tools that build an app), a secret for this
   // app alone: keys it creates cannot be opened by another process.
-  const signingKeyring = createSigningKeyring(deps.signingSecret ?? config.secretKey ?? generateSecretKey());
+  const sealingSecret = deps.signingSecret ?? config.secretKey ?? generateSecretKey();
+  const signingKeyring = createSigningKeyring(sealingSecret);
   const accounts = createAccountsService({ db, clock, onKeyRevoked: (id) => apiKeys.invalidate(id), keyring: signingKeyring });
   const users = createUserService({
     db,
@@ -223,16 +225,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     defaultRateLimit: config.rateLimitPerKey,
   });
   memberRoutes(app, createMemberService({ db, clock, users, onMembershipChanged: (orgId, userId) => bearer.forgetMembership(orgId, userId) }));
-  const grievances = registerGrievances(app, { db, clock, publicUrl: config.publicUrl });
+  // Fulfilment and tickets call each other inside one transaction: a filed request creates its tasks,
+  // and the tasks move the ticket's status.
+  const fulfilment = registerFulfilment(app, {
+    db,
+    clock,
+    tickets: () => grievances,
+    signer: () => receipts.signer,
+    sealingKey: deriveKey(sealingSecret),
+    partMaxBytes: config.fulfilmentPartMaxBytes,
+  });
+  const grievances = registerGrievances(app, { db, clock, publicUrl: config.publicUrl, onFiled: (tx, ctx, ticket, at) => fulfilment.startForTicket(tx, ctx, ticket, at) });
   const nominees = registerNominees(app, { db, clock, defaultCountryCode: config.defaultCountryCode });
   const collectionPoints = registerCollectionPoints(app, { db, clock });
   const consentLinks = registerConsentLinks(app, { db, clock, publicUrl: config.publicUrl, defaultCountryCode: config.defaultCountryCode });
   const receipts = registerReceipts(app, { db, clock, keyring: signingKeyring, publicUrl: config.publicUrl, organizations, baseDomain: config.baseDomain, trustProxy: config.trustProxy });
-  const consents = registerConsents(app, { db, clock, receipts: receipts.signer, publicUrl: config.publicUrl });
+  const consents = registerConsents(app, { db, clock, receipts: receipts.signer, publicUrl: config.publicUrl, onWithdrawn: (tx, ctx, w, at) => fulfilment.startForWithdrawal(tx, ctx, w, at) });
   // Started by main.ts: late receipts for records written before receipts existed (at start, then hourly).
   const receiptBackfill = createReceiptBackfillJob(receipts, app.log);
   app.addHook('onClose', () => receiptBackfill.stop());
   app.decorate('receiptBackfill', receiptBackfill);
+  // Started by main.ts: the content of access packages past their 14 days is erased (hourly, and at start).
+  const packageErasure = createIntervalJob({ name: 'access package erasure', run: () => fulfilment.eraseExpiredPackages(), intervalMs: 3_600_000, log: app.log, runAtStart: true });
+  app.addHook('onClose', () => packageErasure.stop());
+  app.decorate('packageErasure', packageErasure);
   const dataPrincipals = registerDataPrincipals(app, {
     db,
     clock,
@@ -300,7 +316,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('webhooks', webhooks);
   await registerDashboard(app, { webDir: deps.webDir, baseDomain: config.baseDomain });
 
-  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals, receipts });
+  app.decorate('services', { accounts, apiKeys, consentLinks, users, sessions, dataPrincipals, receipts, fulfilment });
   app.decorate('routeAccess', routeAccess);
   return app;
 }
@@ -309,6 +325,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     services: {
       accounts: ReturnType<typeof createAccountsService>;
+      fulfilment: FulfilmentService;
       apiKeys: ReturnType<typeof createApiKeyVerifier>;
       consentLinks: ConsentLinkService;
       users: UserService;
@@ -324,6 +341,8 @@ declare module 'fastify' {
     grievanceReminders: ReturnType<typeof createReminderScheduler>;
     /** Late receipts for consent records written before receipts existed (features/receipts/backfill.ts). */
     receiptBackfill: IntervalJob;
+    /** Erases the content of access packages past their 14 days (features/fulfilment). */
+    packageErasure: IntervalJob;
     /** The grievance.overdue events (features/grievances/overdue.ts). */
     grievanceOverdue: ReturnType<typeof createOverdueScheduler>;
     /** Sends pending webhook deliveries. */

@@ -46,6 +46,8 @@ export interface Config {
   readonly metricsPerOrg: boolean;
   /** WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may point at private, loopback or link-local addresses and at this service. */
   readonly webhookAllowPrivate: boolean;
+  /** FULFILMENT_PART_MAX_BYTES: the largest file a system may attach to an access request (default 25 MiB). */
+  readonly fulfilmentPartMaxBytes: number;
   /** REDIS_KEY_PREFIX: the prefix of this deployment's keys in Redis (default `assent:`). */
   readonly redisKeyPrefix: string;
   /** RATE_LIMIT_PER_KEY: requests per API key per window, where the organization set none (default 500). */
@@ -179,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsHost,
     metricsPerOrg: ['1', 'true', 'yes', 'on'].includes((env.METRICS_PER_ORG || '').toLowerCase()),
     webhookAllowPrivate: ['1', 'true', 'yes', 'on'].includes((env.WEBHOOK_ALLOW_PRIVATE || '').toLowerCase()),
+    fulfilmentPartMaxBytes: positive('FULFILMENT_PART_MAX_BYTES', 25 * 1024 * 1024),
     secretKey: env.ASSENT_SECRET_KEY ? env.ASSENT_SECRET_KEY : null,
     newSecretKey: env.ASSENT_NEW_SECRET_KEY ? env.ASSENT_NEW_SECRET_KEY : null,
     tsaUrl,

@@ -75,6 +75,7 @@ export async function serve(config: Config): Promise<void> {
     app.sequencer.start();
     app.idempotencyPurge.start();
     app.receiptBackfill.start();
+    app.packageErasure.start();
     if (!config.databaseUrl) {
       const served = app;
       control = await listenControl({

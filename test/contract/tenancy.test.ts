@@ -24,9 +24,13 @@ interface Fixture {
   consentId: string;
   /** An audit log entry of the organization (sealed, so it has an inclusion proof). */
   auditId: string;
+  /** The data map: a category held by a system, and the ticket's task for that system (issue 33). */
+  categoryId: string;
+  systemId: string;
+  taskId: string;
 }
 
-type Scope = 'grievances' | 'nominees' | 'consent' | 'admin' | 'sdk';
+type Scope = 'grievances' | 'nominees' | 'consent' | 'admin' | 'sdk' | 'fulfilment';
 
 interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -62,6 +66,10 @@ const ticketGone = { notFound: 'Grievance ticket not found' };
 const nomineeGone = { notFound: 'Nominee not found' };
 const pointGone = { notFound: 'Collection point not found' };
 const webhookGone = { notFound: 'Webhook endpoint not found' };
+const categoryGone = { notFound: 'Data category not found' };
+const systemGone = { notFound: 'System not found' };
+const taskGone = { notFound: 'Task not found' };
+const TASKS = '/api/v1/fulfilment/tasks';
 
 const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/grievance/user/:user_id', scope: 'grievances', url: () => '/grievance/user/u-1', isolation: { empty: (b) => b.length } },
@@ -213,13 +221,40 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/api/v1/consents/:consent_id/receipt', scope: 'consent', url: (f) => `/api/v1/consents/${f.consentId}/receipt`, isolation: { notFound: 'Consent record not found' } },
   { method: 'GET', path: '/api/v1/organization/signing-keys', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/organization/signing-keys' },
   { method: 'POST', path: '/api/v1/organization/signing-keys/rotate', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/organization/signing-keys/rotate' },
+  // Rights fulfilment (issue 33): the data map, a request's tasks and the lease API.
+  { method: 'POST', path: '/api/v1/data-categories', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/data-categories', body: { key: 'contact', name: 'Contact details' } },
+  { method: 'GET', path: '/api/v1/data-categories', scope: 'admin', bearer: ALL_ROLES, url: () => '/api/v1/data-categories', isolation: { empty: (b) => b.count } },
+  { method: 'GET', path: '/api/v1/data-categories/:id', scope: 'admin', bearer: ALL_ROLES, url: (f) => `/api/v1/data-categories/${f.categoryId}`, isolation: categoryGone },
+  { method: 'PATCH', path: '/api/v1/data-categories/:id', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/data-categories/${f.categoryId}`, body: { name: 'Renamed' }, isolation: categoryGone },
+  { method: 'DELETE', path: '/api/v1/data-categories/:id', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/data-categories/${f.categoryId}`, isolation: categoryGone },
+  { method: 'POST', path: '/api/v1/systems', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/systems', body: { name: 'Helpdesk', owner: 'Support' } },
+  { method: 'GET', path: '/api/v1/systems', scope: 'admin', bearer: ALL_ROLES, url: () => '/api/v1/systems', isolation: { empty: (b) => b.count } },
+  { method: 'GET', path: '/api/v1/systems/:id', scope: 'admin', bearer: ALL_ROLES, url: (f) => `/api/v1/systems/${f.systemId}`, isolation: systemGone },
+  { method: 'PATCH', path: '/api/v1/systems/:id', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/systems/${f.systemId}`, body: { owner: 'Ops' }, isolation: systemGone },
+  { method: 'POST', path: '/api/v1/systems/:id/keys', scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `/api/v1/systems/${f.systemId}/keys`, body: {}, isolation: systemGone },
+  { method: 'GET', path: '/api/v1/fulfilment/settings', scope: 'admin', bearer: ALL_ROLES, url: () => '/api/v1/fulfilment/settings' },
+  { method: 'PUT', path: '/api/v1/fulfilment/settings', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/fulfilment/settings', body: { erase_on_withdrawal: false } },
+  { method: 'GET', path: '/api/v1/data-map/summary', scope: 'admin', bearer: ALL_ROLES, url: () => '/api/v1/data-map/summary', isolation: { empty: (b) => b.categories.length } },
+  { method: 'GET', path: TASKS, scope: 'fulfilment', bearer: ALL_ROLES, url: () => TASKS, isolation: { empty: (b) => b.count } },
+  { method: 'POST', path: `${TASKS}/claim`, scope: 'fulfilment', url: () => `${TASKS}/claim`, body: (f) => ({ system_id: f.systemId }), isolation: systemGone },
+  { method: 'GET', path: `${TASKS}/:id`, scope: 'fulfilment', bearer: ALL_ROLES, url: (f) => `${TASKS}/${f.taskId}`, isolation: taskGone },
+  { method: 'POST', path: `${TASKS}/:id/heartbeat`, scope: 'fulfilment', url: (f) => `${TASKS}/${f.taskId}/heartbeat`, body: { lease_id: 'lse_0' }, isolation: taskGone },
+  { method: 'POST', path: `${TASKS}/:id/complete`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/complete`, body: {}, isolation: taskGone },
+  { method: 'POST', path: `${TASKS}/:id/fail`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/fail`, body: { reason: 'Timed out' }, isolation: taskGone },
+  { method: 'POST', path: `${TASKS}/:id/parts`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/parts`, body: { name: 'orders.json', data: { orders: [] } }, isolation: taskGone },
+  // Its body is a file (application/octet-stream), which this table does not send: another organization's task is walked in fulfilment.test.ts.
+  { method: 'PUT', path: `${TASKS}/:id/parts/:name`, scope: 'fulfilment', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/parts/orders.csv` },
+  { method: 'POST', path: `${TASKS}/:id/retry`, scope: 'admin', bearer: OWNER_ADMIN, url: (f) => `${TASKS}/${f.taskId}/retry`, isolation: taskGone },
+  { method: 'POST', path: '/api/v1/fulfilment/erasures', scope: 'admin', bearer: OWNER_ADMIN, url: () => '/api/v1/fulfilment/erasures', body: { dp_id: 'u-1', erase_at: '2030-01-01T00:00:00Z', reason: 'Your account has been closed for a year.' } },
+  { method: 'GET', path: '/api/v1/fulfilment/tickets/:ticket_id', scope: 'grievances', bearer: ALL_ROLES, url: (f) => `/api/v1/fulfilment/tickets/${f.ticketId}`, isolation: ticketGone },
+  { method: 'POST', path: '/api/v1/fulfilment/tickets/:ticket_id/start', scope: 'grievances', bearer: OWNER_ADMIN, url: (f) => `/api/v1/fulfilment/tickets/${f.ticketId}/start`, isolation: ticketGone },
   // The truConsent SDKs' code sign-in takes an `sdk` key (contract §8); its other routes are walked in sdk-replay.test.ts.
   { method: 'POST', path: '/api/v1/internal/rights-center-access/send-otp', scope: 'sdk', url: () => '/api/v1/internal/rights-center-access/send-otp', body: {}, lenientBody: true },
   { method: 'POST', path: '/api/v1/internal/rights-center-access/verify-otp', scope: 'sdk', url: () => '/api/v1/internal/rights-center-access/verify-otp', body: {}, lenientBody: true },
 ];
 
 /** A scope that is not enough for the route, and the scope its 403 names (the narrower one). */
-const WRONG_SCOPE: Record<Scope, string> = { grievances: 'consent', nominees: 'consent', consent: 'grievances', admin: 'consent', sdk: 'consent' };
+const WRONG_SCOPE: Record<Scope, string> = { grievances: 'consent', nominees: 'consent', consent: 'grievances', admin: 'consent', sdk: 'consent', fulfilment: 'consent' };
 
 const KEY_REQUIRED = { error: 'API key required (X-API-Key header)', code: 'api_key_required' };
 const INVALID_KEY = { error: 'Invalid API key', code: 'invalid_api_key' };
@@ -251,7 +286,12 @@ async function fixture(): Promise<Fixture> {
     expect(res.statusCode).toBe(201);
     return res.json();
   };
+  // The data map first: the ticket (an access request) then gets a task for the system.
+  const category = await post('/api/v1/data-categories', { key: 'contact', name: 'Contact details' });
+  const system = await post('/api/v1/systems', { name: 'CRM', owner: 'Sales', category_ids: [category.id], can_access: true });
   const ticket = await post('/grievance', grievanceBody);
+  const tasks = await t.call({ method: 'GET', url: `/api/v1/fulfilment/tickets/${ticket.ticket_id}`, org, key: org.key });
+  expect(tasks.json().tasks).toHaveLength(1);
   const nominee = await post('/nominee', nomineeBody);
   const asset = await post('/api/v1/assets', { name: 'App', kind: 'mobile_app' });
   const point = await post('/api/v1/collection-points', {
@@ -287,6 +327,9 @@ async function fixture(): Promise<Fixture> {
     keyId: spare.id,
     memberId,
     consentId: consent.consent_id,
+    categoryId: category.id,
+    systemId: system.id,
+    taskId: tasks.json().tasks[0].id,
   };
 }
 
@@ -499,7 +542,7 @@ describe.each(ROUTES)('$method $path', (route) => {
     // Nothing of the first organization appears in the answer, whatever the route (but what the caller
     // sent itself, which some answers echo: the history's asset_id, a new member's email).
     const sent = route.url(f) + JSON.stringify(bodyFor(f) ?? '');
-    for (const id of [f.org.id, f.org.slug, f.ticketId, f.nomineeId, f.assetId, f.pointId, f.requestId, f.keyId, f.memberId, f.webhookId, f.deliveryId]) {
+    for (const id of [f.org.id, f.org.slug, f.ticketId, f.nomineeId, f.assetId, f.pointId, f.requestId, f.keyId, f.memberId, f.webhookId, f.deliveryId, f.categoryId, f.systemId, f.taskId]) {
       if (!sent.includes(id)) expect(res.body).not.toContain(id);
     }
     // The first organization still sees its records as they were.

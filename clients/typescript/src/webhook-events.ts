@@ -14,4 +14,5 @@ export const webhookEventTypes = [
   'consent_link.completed',
   'data_principal.signed_in',
   'checkpoint.published',
+  'fulfilment.task_created',
 ] as const;

@@ -14,7 +14,7 @@ import { uuidv7, isUuid } from '../../platform/ids.js';
 import type { Scope } from '../../platform/auth/api-key-verifier.js';
 import { slugProblem } from './slugs.js';
 
-export const SCOPES: readonly Scope[] = ['admin', 'grievances', 'nominees', 'consent', 'sdk'];
+export const SCOPES: readonly Scope[] = ['admin', 'grievances', 'nominees', 'consent', 'sdk', 'fulfilment'];
 
 export interface OrganizationRecord {
   id: string;

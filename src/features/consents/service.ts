@@ -22,6 +22,8 @@ export interface ConsentServiceDeps {
   receipts: ReceiptSigner;
   /** PUBLIC_URL: the receipt's answer names the organization's JWKS address. */
   publicUrl: URL;
+  /** Called in every withdrawal's transaction with the purposes it withdrew (fulfilment may start an erasure). */
+  onWithdrawn?: (tx: TenantTx, ctx: TenantContext, w: { dpId: string; purposes: string[]; consentId: string }, at: Date) => Promise<void>;
 }
 
 const pointNotFound = () => new AppError('not_found', 'Collection point not found');
@@ -52,7 +54,7 @@ function checkChoices(purposes: PurposeRow[], choices: RecordConsentInput['purpo
 
 const receiptNotFound = () => new AppError('not_found', 'Consent record not found');
 
-export function createConsentService({ db, clock, receipts, publicUrl }: ConsentServiceDeps) {
+export function createConsentService({ db, clock, receipts, publicUrl, onWithdrawn }: ConsentServiceDeps) {
   const receiptAnswer = (slug: string, row: ReceiptRow | null) => {
     if (!row) throw receiptNotFound();
     // Records made before receipts existed (migration 0018) have none until the backfill signs them
@@ -179,6 +181,11 @@ export function createConsentService({ db, clock, receipts, publicUrl }: Consent
         });
         const consent = await alongsideAudit(tx, ctx, at, event, inserting);
         await recordEvent(tx, 'consent.withdrawn', { consent, previous_consent_id: latest.consent_id }, at);
+        if (onWithdrawn) {
+          // The purposes the withdrawn consent had granted.
+          const granted = new Set(latest.purposes.filter((p) => p.granted).map((p) => p.id));
+          await onWithdrawn(tx, ctx, { dpId, purposes: point.purposes.filter((p) => granted.has(p.id)).map((p) => p.name), consentId: id }, at);
+        }
         return consent;
       });
     },

@@ -33,10 +33,17 @@ export const TABLES = [
   'grievance-history',
   'grievance-messages',
   'nominees',
+  'data-categories',
+  'systems',
+  'fulfilment-tasks',
+  'fulfilment-transitions',
   'audit-checkpoints',
   'audit-log',
 ] as const;
 export type TableName = (typeof TABLES)[number];
+
+/** Tables format 3 added (issues 32 and 33): an archive of format 1 or 2 has none. */
+export const LATER_TABLES: readonly TableName[] = ['data-categories', 'systems', 'fulfilment-tasks', 'fulfilment-transitions', 'audit-checkpoints'];
 
 export function partName(table: TableName, n: number): string {
   return `${table}/${String(n).padStart(6, '0')}.jsonl`;

@@ -60,6 +60,23 @@ export const TABLE_QUERIES: Record<TableName, TableQuery> = {
     from: 'nominees t',
     key: ['id'],
   },
+  'data-categories': { select: 'id, key, name, description, purposes, retention_days, retention_basis, created_at, updated_at', from: 'data_categories t', key: ['id'] },
+  systems: {
+    select: 'id, name, owner, description, category_ids, processors, can_access, can_correct, can_erase, status, created_at, updated_at',
+    from: 'fulfilment_systems t',
+    key: ['id'],
+  },
+  'fulfilment-tasks': {
+    select: 'id, ticket_id, system_id, kind, dp_id, mode, status, attempts, lease_expires_at, result, failure_reason, created_at, updated_at, completed_at',
+    from: 'fulfilment_tasks t',
+    key: ['id'],
+  },
+  // What each system did for each request, and when: one row per task transition.
+  'fulfilment-transitions': {
+    select: 'id, task_id, ticket_id, system_id, action, status, actor_type, actor_id, detail, at, recorded_at',
+    from: 'fulfilment_task_transitions t',
+    key: ['id'],
+  },
   'audit-checkpoints': {
     // Before the audit log, so a verifier knows every checkpoint's size and root while it streams the entries.
     select: 'tree_size, root_hash, at as timestamp, kid, jws, tsa_token',

@@ -46,6 +46,8 @@ export interface GrievanceServiceDeps {
   clock: Clock;
   /** The service's public URL: messages to a data principal link to their Rights Center on the organization's host. */
   publicUrl: URL;
+  /** Called in the creating transaction of every ticket (fulfilment creates its tasks there). */
+  onFiled?: (tx: TenantTx, ctx: TenantContext, ticket: GrievanceRow, at: Date) => Promise<void>;
 }
 
 const statusWords = (status: GrievanceStatus) => status.replace('_', ' ');
@@ -114,7 +116,7 @@ export function withClock<T extends Pick<GrievanceRow, 'status' | 'due_at' | 'pa
   return { ...row, ...clockOf(row, now) };
 }
 
-export function createGrievanceService({ db, clock, publicUrl }: GrievanceServiceDeps) {
+export function createGrievanceService({ db, clock, publicUrl, onFiled }: GrievanceServiceDeps) {
   /** Queues the message to the ticket's data principal (nothing when they have no contact on file). */
   function notify(tx: TenantTx, ctx: TenantContext, ticketId: string, at: Date, status?: GrievanceStatus): Promise<void> {
     const url = rightsCenterUrl(publicUrl, ctx.slug);
@@ -168,6 +170,7 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
             const row = await alongsideAudit(tx, ctx, at, event, inserting);
             if (!row) throw new TicketIdTaken();
             await recordEvent(tx, 'grievance.created', { ticket: row }, at);
+            if (onFiled) await onFiled(tx, ctx, row, at);
             return withClock(row, at);
           });
         } catch (e) {
@@ -242,6 +245,66 @@ export function createGrievanceService({ db, clock, publicUrl }: GrievanceServic
         );
         return withClock(ticket, at);
       });
+    },
+
+    /**
+     * Moves a ticket's status from inside another feature's transaction (fulfilment: the ticket follows
+     * its tasks), with what every status change brings (history entry with the note, system message,
+     * notice to the person, audit entry, event); nothing when the ticket's status is not one of `onlyFrom`.
+     */
+    async moveStatusIn(tx: TenantTx, ctx: TenantContext, m: { ticketId: string; status: GrievanceStatus; note: string; at: Date; onlyFrom: readonly GrievanceStatus[] }): Promise<boolean> {
+      const current = await grievanceRepo(tx).get(m.ticketId);
+      if (!current || !m.onlyFrom.includes(current.status) || current.status === m.status) return false;
+      const row = await grievanceRepo(tx).update({ ticketId: m.ticketId, status: m.status, attachmentUrl: undefined, at: m.at, historyId: uuidv7(), actor: ctx.actor, note: m.note });
+      if (!row) return false;
+      const ticket = ticketOf(row);
+      await together(
+        recordAudit(tx, ctx, m.at, {
+          action: 'grievance.status_changed',
+          targetType: 'grievance',
+          targetId: m.ticketId,
+          details: { status: row.status, previous_status: row.previous_status, with_note: true, by: 'fulfilment' },
+        }),
+        recordEvent(tx, 'grievance.status_changed', { ticket, status: row.status, previous_status: row.previous_status, note: m.note }, m.at),
+        ...afterStatusChange(tx, ctx, row, m.at),
+      );
+      return true;
+    },
+
+    /**
+     * Files a ticket from inside another feature's transaction (fulfilment: an erasure after a consent
+     * withdrawal), with the history, audit entry and event of a filing; the caller creates its tasks. A
+     * drawn ticket_id that is taken is drawn again in the same transaction (the insert wrote nothing).
+     */
+    async fileIn(tx: TenantTx, ctx: TenantContext, input: CreateGrievanceInput, at: Date): Promise<GrievanceRow> {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const ticketId = 'GRV-' + randomCode(UPPER_ALNUM, 8);
+        const row = await grievanceRepo(tx).insert({
+          id: uuidv7(),
+          historyId: uuidv7(),
+          ticketId,
+          clientUserId: input.client_user_id,
+          subject: input.subject,
+          description: input.description,
+          category: input.category,
+          attachmentUrl: input.attachment_url ?? null,
+          at,
+          actor: ctx.actor,
+        });
+        if (!row) continue;
+        await recordAudit(tx, ctx, at, { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } });
+        await recordEvent(tx, 'grievance.created', { ticket: row }, at);
+        return withClock(row, at);
+      }
+      throw new AppError('internal', 'Could not allocate a ticket id');
+    },
+
+    /** A system message on a ticket from inside another feature's transaction (fulfilment), with the notice to the person. */
+    async addSystemMessageIn(tx: TenantTx, ctx: TenantContext, m: { ticketId: string; text: string; at: Date }): Promise<void> {
+      await Promise.all([
+        grievanceMessageRepo(tx).addMessage({ id: uuidv7(), ticketId: m.ticketId, sender: 'system', message: m.text, attachmentUrl: null, actor: ctx.actor, at: m.at }),
+        notify(tx, ctx, m.ticketId, m.at),
+      ]);
     },
 
     history(ctx: TenantContext, ticketId: string): Promise<StatusChangeRow[]> {

@@ -6,7 +6,7 @@ import type { Database } from '../db/types.js';
 import type { Clock } from '../clock.js';
 import { hashApiKey, looksLikeApiKey } from '../crypto/api-keys.js';
 
-export type Scope = 'admin' | 'grievances' | 'nominees' | 'consent' | 'sdk';
+export type Scope = 'admin' | 'grievances' | 'nominees' | 'consent' | 'sdk' | 'fulfilment';
 
 export interface VerifiedKey {
   id: string;

@@ -23,6 +23,8 @@ export interface SecretRotationReport {
   signing_keys: number;
   /** Webhook signing secrets sealed again. */
   webhook_secrets: number;
+  /** Data keys of access-package parts (issue 33), re-sealed; the content they encrypt is never touched. */
+  part_keys: number;
   /** Values already sealed with the new secret, left as they were. */
   already_new: number;
 }
@@ -41,9 +43,9 @@ export async function rotateSecret(db: Database, current: string, next: string):
     }
   };
   return db.system.transaction(async (tx) => {
-    const report: SecretRotationReport = { organizations: 0, signing_keys: 0, webhook_secrets: 0, already_new: 0 };
+    const report: SecretRotationReport = { organizations: 0, signing_keys: 0, webhook_secrets: 0, part_keys: 0, already_new: 0 };
     // No key or endpoint is added meanwhile (a server still running with the current secret would seal it with that one).
-    await tx.query('lock table signing_keys, webhook_endpoints in share row exclusive mode');
+    await tx.query('lock table signing_keys, webhook_endpoints, fulfilment_parts in share row exclusive mode');
     const orgs = await tx.query<{ id: string; slug: string }>('select id, slug from organizations order by slug');
     for (const org of orgs) {
       report.organizations += 1;
@@ -88,6 +90,25 @@ export async function rotateSecret(db: Database, current: string, next: string):
         }
         await tx.query('update webhook_endpoints set secret = $3 where org_id = $1::uuid and id = $2::uuid', [org.id, endpoint.id, newBox.seal(plain)]);
         report.webhook_secrets += 1;
+      }
+      const parts = await tx.query<{ id: string; key_enc: string }>(
+        'select id, key_enc from fulfilment_parts where org_id = $1::uuid and key_enc is not null order by id for update',
+        [org.id],
+      );
+      for (const part of parts) {
+        let plain: Buffer;
+        try {
+          plain = unseal(oldKey, part.key_enc);
+        } catch (e) {
+          if (!(e instanceof SealedKeyError)) throw e;
+          if (opens(() => unseal(newKey, part.key_enc))) {
+            report.already_new += 1;
+            continue;
+          }
+          throw new SecretRotationError(`ASSENT_SECRET_KEY does not open the data key of access-package part ${part.id} of ${org.slug}: it is not the secret it was sealed with. Nothing was changed.`);
+        }
+        await tx.query('update fulfilment_parts set key_enc = $3 where org_id = $1::uuid and id = $2::uuid', [org.id, part.id, seal(newKey, plain)]);
+        report.part_keys += 1;
       }
     }
     return report;

@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'data_principal.signed_in',
   // A signed checkpoint of the organization's audit log (issue 32 item 2): witness endpoints subscribe to it.
   'checkpoint.published',
+  'fulfilment.task_created',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
