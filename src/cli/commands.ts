@@ -328,7 +328,7 @@ export const COMMANDS: Command[] = [
     check({ options }) {
       if (!/^postgres(ql)?:\/\//.test(options.to as string)) throw new UsageError('--to takes a PostgreSQL URL: postgres://USER:PASSWORD@HOST:5432/DB');
     },
-    async execute({ options }, { db, config }) {
+    async execute({ options }, { db, config, sequencer }) {
       if (config.databaseUrl || db.kind !== 'pglite') {
         throw new UsageError('store copy copies the embedded store in DATA_DIR: unset DATABASE_URL (to move between PostgreSQL servers, use pg_dump and pg_restore; docs/operations.md)');
       }
@@ -348,6 +348,8 @@ export const COMMANDS: Command[] = [
         await migrate(target, { checkTenantRole: config.rls, advice: { setting: '--to', rerun: 'assent store copy' } });
         const orgs = await db.system.query<{ id: string; slug: string }>('select id, slug from organizations order by slug');
         const before = new Map<string, Awaited<ReturnType<typeof verifyAuditChain>>>();
+        // Entries a server left unsealed (stopped between its commit and its next tick) are sealed first, so all are copied in the chain.
+        for (const org of orgs) await sequencer().sealNow(org.id);
         for (const org of orgs) before.set(org.id, await verifyAuditChain(db, org.id));
         const tables = await copyStore(db, target, { onTable: (t) => process.stderr.write(`assent: copied ${t.table} (${t.rows} rows)\n`) });
         const organizations = [];

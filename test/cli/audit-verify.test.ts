@@ -1,5 +1,10 @@
-// `assent audit verify <slug>` (contract §10), run for real: exit 0 with the entry count on an intact
-// chain; after a row is changed through SQL, exit 1 naming that entry.
+// `assent audit verify <slug>` (contract §10, issue 32), run for real: it seals what is committed,
+// exit 0 with the entry count, the tree's root and the signed checkpoints on an intact log, and with a
+// checkpoint kept from before (--checkpoint FILE); after a row is changed through SQL, exit 1 naming
+// that entry, and a kept checkpoint of another size still checked against the rebuilt tree.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { recordAudit } from '../../src/features/audit/index.js';
 import type { TenantContext } from '../../src/platform/auth/access.js';
@@ -37,15 +42,30 @@ test('intact chain: exit 0 and the count; a row changed through SQL: exit 1 nami
 
   const good = await runCli(['audit', 'verify', slug], store.env);
   expect(good.code, good.stderr).toBe(0);
-  expect(good.stdout).toContain('verified: 4 entries');
+  expect(good.stdout).toMatch(/^Audit log of \S+ verified: 4 entries, hash chain head [0-9a-f]{64}, Merkle root [0-9a-f]{64} \(size 4\), 1 signed checkpoints match\n$/);
 
-  const [victim] = await store.query<{ id: string }>(`update audit_log set target_id = 'forged' where org_id = $1 and seq = 2 returning id`, [org.id]);
+  // A checkpoint kept from now (as /.well-known/assent/checkpoints/latest gives it), checked later.
+  const [kept] = await store.query<{ jws: string; tree_size: string }>('select jws, tree_size::text from audit_checkpoints where org_id = $1 order by tree_size desc limit 1', [org.id]);
+  expect(kept!.tree_size).toBe('4');
+  const keptFile = join(mkdtempSync(join(tmpdir(), 'assent-kept-')), 'kept.json');
+  writeFileSync(keptFile, JSON.stringify({ tree_size: 4, jws: kept!.jws }));
+  const withKept = await runCli(['audit', 'verify', slug, '--checkpoint', keptFile], store.env);
+  expect(withKept.code, withKept.stdout + withKept.stderr).toBe(0);
+  expect(withKept.stdout).toContain('the kept checkpoint of 4 entries');
+
+  // Changed as the database's owner would, with the trigger that guards sealed entries switched off.
+  await store.query(
+    `do $$ begin perform set_config('session_replication_role', 'replica', true); update audit_log set target_id = 'forged' where org_id = '${org.id}' and seq = 2; end $$`,
+  );
+  const [victim] = await store.query<{ id: string }>(`select id from audit_log where org_id = $1 and seq = 2`, [org.id]);
   const bad = await runCli(['audit', 'verify', slug, '--json'], store.env);
   expect(bad.code).toBe(1);
-  expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, entries: 1, broken: { id: victim!.id, seq: 2, reason: 'hash does not match the entry content' } });
-  const human = await runCli(['audit', 'verify', slug], store.env);
+  expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, chain: { ok: false, entries: 1, broken: { id: victim!.id, seq: 2, reason: 'hash does not match the entry content' } } });
+  const human = await runCli(['audit', 'verify', slug, '--checkpoint', keptFile], store.env);
   expect(human.code).toBe(1);
-  expect(human.stdout).toContain(`BROKEN at entry 2 (${victim!.id})`);
+  expect(human.stdout).toContain(`BROKEN: the hash chain is broken at entry 2 (${victim!.id}): hash does not match the entry content`);
+  const missing = await runCli(['audit', 'verify', slug, '--checkpoint', `${keptFile}.nothing`], store.env);
+  expect([missing.code, missing.stdout.trim()]).toEqual([1, `Audit log of ${slug} not verified: no file at ${keptFile}.nothing`]);
 
   const unknown = await runCli(['audit', 'verify', uniqueSlug()], store.env);
   expect(unknown.code).toBe(1);

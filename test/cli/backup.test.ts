@@ -278,7 +278,7 @@ describe.runIf(storeKind() === 'postgres')('pg_dump and pg_restore (PostgreSQL),
       for (let i = 0; i < orgs.length; i++) {
         const verified = await cliJson(['audit', 'verify', orgs[i]!.slug], { DATABASE_URL: copy.url });
         expect(verified.ok).toBe(true);
-        expect(verified.entries).toBe(heads[i].entries + (i === 0 ? 1 : 0));
+        expect(verified.chain.entries).toBe(heads[i].chain.entries + (i === 0 ? 1 : 0));
       }
     } finally {
       await original.drop();

@@ -84,7 +84,7 @@ describe.runIf(storeKind() === 'postgres')('assent store copy: the embedded stor
     // The audit chains on the copy, with the CLI on the database: the heads the source had.
     for (const o of report.organizations) {
       const verified = await cliJson(['audit', 'verify', o.slug], { DATABASE_URL: target.url });
-      expect(verified).toMatchObject({ ok: true, entries: o.entries, head: { hash: o.head } });
+      expect(verified).toMatchObject({ ok: true, chain: { entries: o.entries, head: { hash: o.head } } });
     }
   });
 

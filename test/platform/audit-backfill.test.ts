@@ -1,8 +1,10 @@
 // Migration 0013 chains the audit entries written before it: each organization's entries in (at, id)
-// order get seq 1.., prev_hash and hash, the head row is set, and new entries continue the chain.
+// order get seq 1.., prev_hash and hash, the head row is set; migration 0040 builds their Merkle tree
+// (leaf hashes, nodes, the head's right edge), and new entries, sealed by the sequencer, continue both.
 import { afterAll, expect, test } from 'vitest';
 import { listMigrations } from '../../src/platform/db/migrate.js';
 import { verifyAuditChain } from '../../src/features/audit/index.js';
+import { verifyAuditLog } from '../../src/features/transparency/index.js';
 import { openDatabase } from '../../src/platform/db/open.js';
 import type { Database } from '../../src/platform/db/types.js';
 import { createScratchPostgres, storeKind } from '../support/store.js';
@@ -14,7 +16,7 @@ afterAll(async () => {
   await drop?.();
 });
 
-test('entries from before 0013 are chained per organization; the trigger continues from the head', async () => {
+test('entries from before 0013 are chained per organization and put in a tree; the sequencer continues from the head', async () => {
   if (storeKind() === 'pglite') {
     db = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
   } else {
@@ -52,9 +54,12 @@ test('entries from before 0013 are chained per organization; the trigger continu
     expect(rows).toEqual([{ seq: '1', action: 'test.1' }, { seq: '2', action: 'test.0' }, { seq: '3', action: 'test.2' }]);
   }
   expect(await verifyAuditChain(db, orgs[0]!)).toMatchObject({ ok: true, entries: 3, head: { seq: 3 } });
-  await db.tenantTransaction(orgs[0]!, (tx) =>
-    tx.query(`insert into audit_log (org_id, id, at, actor_type, actor_id, action, target_type, details) values ($1, gen_random_uuid(), now(), 'api_key', $1, 'test.after', 'test', '{}')`, [orgs[0]]),
-  );
+  expect(await verifyAuditLog(db, orgs[0]!, { jwks: { keys: [] } })).toMatchObject({ ok: true, tree: { size: 3 } });
+  await db.tenantTransaction(orgs[0]!, async (tx) => {
+    await tx.query(`insert into audit_log (org_id, id, at, actor_type, actor_id, action, target_type, details) values ($1, gen_random_uuid(), now(), 'api_key', $1, 'test.after', 'test', '{}')`, [orgs[0]]);
+    await tx.query('select * from assent_audit_seal($1, 1000)', [orgs[0]]);
+  });
   expect(await verifyAuditChain(db, orgs[0]!)).toMatchObject({ ok: true, entries: 4, head: { seq: 4 } });
+  expect(await verifyAuditLog(db, orgs[0]!, { jwks: { keys: [] } })).toMatchObject({ ok: true, tree: { size: 4 } });
   expect(await verifyAuditChain(db, orgs[1]!)).toMatchObject({ ok: true, entries: 3 });
 });

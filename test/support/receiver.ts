@@ -1,5 +1,5 @@
 // A real webhook receiver for tests: node:http on 127.0.0.1 that records every request and answers as told
-// (a status, or never: a dead receiver that holds the connection open).
+// (a status, or never: a dead receiver that holds the connection open), at once or after a fixed latency.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -18,20 +18,30 @@ export interface Receiver {
   answer: number | 'hang';
   /** Connections open now. */
   open(): number;
+  /** The most requests it was answering at one time. */
+  maxConcurrent: number;
   waitFor(n: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startReceiver(answer: number | 'hang' = 200): Promise<Receiver> {
+export async function startReceiver(answer: number | 'hang' = 200, latencyMs = 0): Promise<Receiver> {
   let openConnections = 0;
+  let answering = 0;
   const server = http.createServer((req, res) => {
     r.started++;
+    answering++;
+    r.maxConcurrent = Math.max(r.maxConcurrent, answering);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       r.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       if (r.answer === 'hang') return;
-      res.writeHead(r.answer, { 'content-type': 'text/plain' }).end('ok');
+      const reply = (status: number) => {
+        answering--;
+        res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      };
+      if (latencyMs > 0) setTimeout(reply, latencyMs, r.answer);
+      else reply(r.answer);
     });
   });
   server.on('connection', (socket) => {
@@ -44,6 +54,7 @@ export async function startReceiver(answer: number | 'hang' = 200): Promise<Rece
     url: `http://127.0.0.1:${port}/hook`,
     received: [],
     started: 0,
+    maxConcurrent: 0,
     answer,
     open: () => openConnections,
     async waitFor(n, timeoutMs = 5000) {

@@ -70,30 +70,38 @@ export function createSequencer(deps: SequencerDeps) {
   let nextSweep = 0;
   const unsubscribe = onAuditRecorded((orgId) => dirty.add(orgId));
 
-  /** One transaction: a batch sealed and, when `checkpoint` asks and it is due, a checkpoint signed. */
-  async function sealBatch(orgId: string, checkpoint: 'due' | 'now' | 'never'): Promise<SealOutcome> {
+  /** One transaction: a batch sealed. */
+  async function sealBatch(orgId: string): Promise<SealOutcome> {
+    return withTenant(db, orgId, async (tx) => {
+      const r = await transparencyRepo(tx).seal(SEAL_BATCH);
+      if (r.sealed < 0) return { sealed: 0, tree_size: 0, root_hash: '', busy: true, checkpoint: null, checkpointDueAt: null };
+      return { sealed: r.sealed, tree_size: r.tree_size, root_hash: r.root_hash!, busy: false, checkpoint: null, checkpointDueAt: null };
+    });
+  }
+
+  /**
+   * A transaction of its own, after the sealing committed (so a signing failure, a key that cannot be
+   * opened, never holds back sealing): a checkpoint of the tree as its head row says, when it has
+   * grown past the latest one and, for 'due', the latest is checkpointMs old.
+   */
+  async function checkpointIfDue(orgId: string, mode: 'due' | 'now'): Promise<{ checkpoint: PublishedCheckpoint | null; dueAt: number | null }> {
+    if (!signer) return { checkpoint: null, dueAt: null };
     return withTenant(db, orgId, async (tx) => {
       const repo = transparencyRepo(tx);
-      const r = await repo.seal(SEAL_BATCH);
-      if (r.sealed < 0) return { sealed: 0, tree_size: 0, root_hash: '', busy: true, checkpoint: null, checkpointDueAt: null };
-      const out: SealOutcome = { sealed: r.sealed, tree_size: r.tree_size, root_hash: r.root_hash!, busy: false, checkpoint: null, checkpointDueAt: null };
-      if (!signer || checkpoint === 'never' || r.sealed === SEAL_BATCH || r.tree_size === 0) return out;
-      const latest = await repo.latestCheckpoint();
-      if (latest && Number(latest.tree_size) >= r.tree_size) return out;
+      const [head, latest] = await Promise.all([repo.head(), repo.latestCheckpoint()]);
+      if (head.tree_size === 0 || (latest && Number(latest.tree_size) >= head.tree_size)) return { checkpoint: null, dueAt: null };
       const now = clock.now();
       const dueAt = latest ? latest.at.getTime() + checkpointMs : 0;
-      if (checkpoint === 'due' && now.getTime() < dueAt) return { ...out, checkpointDueAt: dueAt };
+      if (mode === 'due' && now.getTime() < dueAt) return { checkpoint: null, dueAt };
       const context = await signer.prepare(tx, null);
       const key = await context.key;
       const timestamp = now.toISOString();
-      const jws = await signCheckpoint(
-        { format: CHECKPOINT_FORMAT, organization: { id: orgId, slug: context.controller.slug }, tree_size: r.tree_size, root_hash: r.root_hash!, timestamp },
-        key,
-      );
-      await repo.insertCheckpoint({ tree_size: r.tree_size, root_hash: r.root_hash!, at: now, kid: key.kid, jws });
-      const published: PublishedCheckpoint = { tree_size: r.tree_size, root_hash: r.root_hash!, timestamp, kid: key.kid, jws, tsa_token: null };
+      const payload = { format: CHECKPOINT_FORMAT, organization: { id: orgId, slug: context.controller.slug }, tree_size: head.tree_size, root_hash: head.root_hash, timestamp } as const;
+      const jws = await signCheckpoint(payload, key);
+      if (!(await repo.insertCheckpoint({ tree_size: head.tree_size, root_hash: head.root_hash, at: now, kid: key.kid, jws }))) return { checkpoint: null, dueAt: null };
+      const published: PublishedCheckpoint = { tree_size: head.tree_size, root_hash: head.root_hash, timestamp, kid: key.kid, jws, tsa_token: null };
       if (deps.publish) await deps.publish(tx, published);
-      return { ...out, checkpoint: published };
+      return { checkpoint: published, dueAt: null };
     });
   }
 
@@ -110,15 +118,22 @@ export function createSequencer(deps: SequencerDeps) {
     }
   }
 
-  /** Seals everything the organization has now, batch by batch; busy when another process holds it. */
+  /** Seals everything the organization has now, batch by batch, then signs a checkpoint if asked and due; busy when another process holds it. */
   async function seal(orgId: string, checkpoint: 'due' | 'now' | 'never'): Promise<SealOutcome> {
     let total = 0;
     for (;;) {
-      const r = await sealBatch(orgId, checkpoint);
+      const r = await sealBatch(orgId);
       total += r.sealed;
-      if (r.busy || r.sealed < SEAL_BATCH) {
-        const c = r.checkpoint ? await afterCheckpoint(orgId, r.checkpoint) : null;
-        return { ...r, sealed: total, checkpoint: c };
+      if (r.sealed === SEAL_BATCH) continue;
+      const out = { ...r, sealed: total };
+      if (r.busy || checkpoint === 'never') return out;
+      try {
+        const c = await checkpointIfDue(orgId, checkpoint);
+        return { ...out, checkpoint: c.checkpoint ? await afterCheckpoint(orgId, c.checkpoint) : null, checkpointDueAt: c.dueAt };
+      } catch (err) {
+        // The entries are sealed; the checkpoint is tried again on the next tick that finds it due.
+        log.error({ err, orgId }, 'audit checkpoint not signed');
+        return { ...out, checkpointDueAt: clock.now().getTime() + checkpointMs };
       }
     }
   }
@@ -140,12 +155,13 @@ export function createSequencer(deps: SequencerDeps) {
     return out;
   }
 
-  async function runOnce(): Promise<{ organizations: number; sealed: number; checkpoints: number }> {
+  /** One tick: the organizations written to, those whose checkpoint is due, and (every sweepMs, unless `sweep` is false) every organization with work. */
+  async function runOnce(options: { sweep?: boolean } = {}): Promise<{ organizations: number; sealed: number; checkpoints: number }> {
     const now = Date.now();
     const targets = new Set(dirty);
     dirty.clear();
     for (const [org, at] of checkpointDue) if (at <= clock.now().getTime()) targets.add(org);
-    for (const org of await sweepTargets(now)) targets.add(org);
+    if (options.sweep !== false) for (const org of await sweepTargets(now)) targets.add(org);
     let sealed = 0;
     let checkpoints = 0;
     for (const org of targets) {
@@ -188,15 +204,17 @@ export function createSequencer(deps: SequencerDeps) {
     else if (r.checkpointDueAt !== null) checkpointDue.set(orgId, r.checkpointDueAt);
   }
 
-  const job = createIntervalJob({ name: 'audit sequencer', run: runOnce, intervalMs: deps.intervalMs ?? 1000, log, runAtStart: true });
+  const job = createIntervalJob({ name: 'audit sequencer', run: () => runOnce(), intervalMs: deps.intervalMs ?? 1000, log, runAtStart: true });
   return {
     runOnce,
     sealNow,
     catchUp,
     start: job.start,
+    /** Stops the ticks, then seals what this process wrote and has not sealed yet (a graceful shutdown leaves nothing waiting). */
     async stop() {
       unsubscribe();
       await job.stop();
+      if (dirty.size > 0) await runOnce({ sweep: false }).catch((err: unknown) => log.error({ err }, 'audit sealing at shutdown failed'));
     },
   };
 }
