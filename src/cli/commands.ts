@@ -22,6 +22,7 @@ import { systemClock } from '../platform/clock.js';
 import type { Database } from '../platform/db/types.js';
 import { JwksSourceError, loadJwks, publishedKeysOf, verifyReceiptFile, type ReceiptService } from '../features/receipts/index.js';
 import { tenantReads } from '../platform/db/tenant-tx.js';
+import type { JSONWebKeySet } from 'jose';
 import { CheckpointError, checkpointJwsOf, verifyAuditLog, witness, WITNESS_DEFAULT_DIR, type Sequencer } from '../features/transparency/index.js';
 import { generateSecretKey, MissingSecretKeyError, resolveSecretKey, SECRET_KEY_FILE } from '../platform/crypto/secret-key.js';
 import { rotateSecret } from '../platform/crypto/secret-rotation.js';
@@ -91,6 +92,22 @@ export interface Command {
 }
 
 const JSON_OPTION: OptionSpec = { type: 'boolean', help: 'print the result as JSON on standard output' };
+/** The proof a third party brings from outside the store or the archive (issue 32): the organization's keys, a checkpoint kept from before. */
+const OUTSIDE_JWKS_OPTION: OptionSpec = { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside: https://<org host>/.well-known/jwks.json, or a saved copy" };
+const KEPT_CHECKPOINT_OPTION: OptionSpec = { type: 'string', value: 'FILE', help: 'a checkpoint kept from before (its JSON or its JWS): the audit log must still contain its tree unchanged' };
+
+/** --jwks and --checkpoint read; a problem with either (unreachable keys, a file that is not a checkpoint, no file) as a sentence. */
+async function outsideProof(options: CommandInput['options']): Promise<{ jwks?: { keys: JSONWebKeySet['keys']; source: string }; kept?: { jws: string; source: string }; problem?: string }> {
+  try {
+    const jwks = typeof options.jwks === 'string' ? { keys: (await loadJwks(options.jwks)).keys, source: options.jwks } : undefined;
+    const kept = typeof options.checkpoint === 'string' ? { jws: checkpointJwsOf(readFileSync(options.checkpoint, 'utf8')), source: options.checkpoint } : undefined;
+    return { jwks, kept };
+  } catch (e) {
+    if (e instanceof JwksSourceError || e instanceof CheckpointError) return { problem: e.message };
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { problem: `no file at ${String(options.checkpoint)}` };
+    throw e;
+  }
+}
 const ROLE_VALUE = 'owner|admin|member';
 
 function iso(d: Date | null): string | null {
@@ -270,8 +287,8 @@ export const COMMANDS: Command[] = [
       'the store. Exit 0 with the counts, the tree root and how many entries still wait to be sealed;\n' +
       'exit 1 naming the first entry or checkpoint that does not match.',
     options: {
-      checkpoint: { type: 'string', value: 'FILE', help: 'a checkpoint kept from before (its JSON or its JWS): the log must still contain it unchanged' },
-      jwks: { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside: https://<org host>/.well-known/jwks.json, or a saved copy" },
+      checkpoint: KEPT_CHECKPOINT_OPTION,
+      jwks: OUTSIDE_JWKS_OPTION,
       json: { ...JSON_OPTION, help: 'print {ok, problem, chain, tree, checkpoints, kept, unsealed}' },
     },
     check({ options }) {
@@ -280,19 +297,11 @@ export const COMMANDS: Command[] = [
     },
     async execute({ args: [slug], options }, { db, accounts, sequencer }) {
       const org = await accounts.organizationBySlug(slug!);
-      const fail = (problem: string) => ({ human: `Audit log of ${slug} not verified: ${problem}`, data: { ok: false, problem }, exitCode: 1 });
-      let jwks;
-      let kept;
-      try {
-        jwks = typeof options.jwks === 'string' ? await loadJwks(options.jwks) : await publishedKeysOf(tenantReads(db, org.id));
-        if (typeof options.checkpoint === 'string') kept = { jws: checkpointJwsOf(readFileSync(options.checkpoint, 'utf8')), source: options.checkpoint };
-      } catch (e) {
-        if (e instanceof JwksSourceError || e instanceof CheckpointError) return fail(e.message);
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return fail(`no file at ${String(options.checkpoint)}`);
-        throw e;
-      }
+      const outside = await outsideProof(options);
+      if (outside.problem) return { human: `Audit log of ${slug} not verified: ${outside.problem}`, data: { ok: false, problem: outside.problem }, exitCode: 1 };
+      const jwks = outside.jwks ?? (await publishedKeysOf(tenantReads(db, org.id)));
       await sequencer().sealNow(org.id);
-      const report = await verifyAuditLog(db, org.id, { jwks, kept });
+      const report = await verifyAuditLog(db, org.id, { jwks, kept: outside.kept });
       const waiting = report.unsealed ? `; ${report.unsealed} entries written during the check wait to be sealed` : '';
       return {
         human: report.ok
@@ -650,19 +659,20 @@ export const COMMANDS: Command[] = [
       `every file's SHA-256 against ${MANIFEST} and no file added or missing, the manifest's signature\n` +
       `(${MANIFEST_SIGNATURE}, by the organization's key), the audit log's hash chain from its first entry\n` +
       "to the head export.json names, every consent receipt's signature and key validity (and that it says\n" +
-      'what its record says), and the row counts. The keys are those of jwks.json in the archive, unless\n' +
+      'what its record says), the audit Merkle tree rebuilt from the entries against every signed\n' +
+      'checkpoint in the archive, and the row counts. The keys are those of jwks.json in the archive, unless\n' +
       "--jwks gives the organization's published ones (its /.well-known/jwks.json, or a copy kept apart):\n" +
-      "then the archive's keys must be among them, unchanged. Exit 0 when all hold; exit 1 naming the first\n" +
-      'problem found.',
+      "then the archive's keys must be among them, unchanged. --checkpoint FILE: a checkpoint kept from\n" +
+      "before (a witness's, or /.well-known/assent/checkpoints/latest saved) must be contained unchanged;\n" +
+      "--tsa-cert FILE checks every checkpoint's RFC 3161 token. Exit 0 when all hold; exit 1 naming the\n" +
+      'first problem found.',
     options: {
-      jwks: { type: 'string', value: 'URL|FILE', help: "the organization's keys from outside the archive: https://<org host>/.well-known/jwks.json, or a saved copy" },
-      checkpoint: { type: 'string', value: 'FILE', help: 'a checkpoint kept from before (its JSON or JWS): the archive must contain its tree unchanged' },
+      jwks: OUTSIDE_JWKS_OPTION,
+      checkpoint: KEPT_CHECKPOINT_OPTION,
       'tsa-cert': { type: 'string', value: 'FILE', help: "the time-stamping authority's certificate (PEM), or its CA's: verify every checkpoint's RFC 3161 token" },
       json: { ...JSON_OPTION, help: 'print {ok, problem, organization, exported_at, files, manifest_sha256, manifest_signed_by, keys_from, audit, tree, kept, timestamps, receipts, rows}' },
     },
     async offline({ args: [file], options }) {
-      let outside;
-      let checkpoint;
       let tsaCertPem: string | undefined;
       if (typeof options['tsa-cert'] === 'string') {
         try {
@@ -671,15 +681,9 @@ export const COMMANDS: Command[] = [
           throw new UsageError(`cannot read the TSA certificate ${options['tsa-cert']}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
         }
       }
-      try {
-        if (typeof options.jwks === 'string') outside = { keys: (await loadJwks(options.jwks)).keys, source: options.jwks };
-        if (typeof options.checkpoint === 'string') checkpoint = { jws: checkpointJwsOf(readFileSync(options.checkpoint, 'utf8')), source: options.checkpoint };
-      } catch (e) {
-        const problem = (e as NodeJS.ErrnoException).code === 'ENOENT' ? `no file at ${String(options.checkpoint)}` : (e as Error).message;
-        if (!(e instanceof JwksSourceError || e instanceof CheckpointError || (e as NodeJS.ErrnoException).code === 'ENOENT')) throw e;
-        return { human: `Export ${file} not verified: ${problem}`, data: { ok: false, problem }, exitCode: 1 };
-      }
-      const report = await verifyExport(file!, { jwks: outside, checkpoint, tsaCertPem });
+      const outside = await outsideProof(options);
+      if (outside.problem) return { human: `Export ${file} not verified: ${outside.problem}`, data: { ok: false, problem: outside.problem }, exitCode: 1 };
+      const report = await verifyExport(file!, { jwks: outside.jwks, checkpoint: outside.kept, tsaCertPem });
       const org = report.organization ? `${report.organization.slug} (${report.organization.id})` : file!;
       return {
         human: report.ok

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { buildTestApp, type TestApp, type TestOrg } from '../support/app.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { createWebhookWorker, MAX_IN_FLIGHT_PER_ENDPOINT } from '../../src/platform/webhooks/worker.js';
+import { createWebhookWorker, MAX_IN_FLIGHT_PER_ENDPOINT, type WebhookWorkerDeps } from '../../src/platform/webhooks/worker.js';
 import { secretBox } from '../../src/platform/webhooks/secrets.js';
 
 type Tenant = TestOrg & { key: string };
@@ -157,6 +157,8 @@ test('a receiver that fails with 16 attempts in flight backs off once (one failu
     [a.id, id],
   );
   expect(ok).toEqual({ failures: 0, retry_at: null, in_flight_limit: 2 });
+  // Its backlog goes with it (the worker is shared by the tests in this file).
+  expect((await t.call({ method: 'DELETE', url: `/api/v1/webhooks/${id}`, org: a, key: a.key })).statusCode).toBe(204);
 }, 60_000);
 
 test('a kept-alive connection the receiver has closed is no failure: the attempt goes again on a new connection', async () => {
@@ -205,3 +207,48 @@ test('a kept-alive connection the receiver has closed is no failure: the attempt
     server.close();
   }
 }, 60_000);
+
+/** A worker of its own (the app's is not running here), with the given limits. */
+const worker = (options: Partial<WebhookWorkerDeps>) =>
+  createWebhookWorker({
+    db: t.db,
+    clock: t.clock,
+    secrets: secretBox(null),
+    policy: { allowPrivate: true, ownHosts: ['localhost'] },
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+    ...options,
+  });
+
+const limitOf = async (a: Tenant, id: string) =>
+  (await t.db.system.query<{ in_flight_limit: number }>('select in_flight_limit from webhook_endpoints where org_id = $1::uuid and id = $2::uuid', [a.id, id]))[0]!
+    .in_flight_limit;
+
+test('a slow answer halves the endpoint\'s limit (down to 1), a quick one doubles it', async () => {
+  const w = worker({ slowAnswerMs: 100 });
+  const a = await t.tenant();
+  const slow = await receiver(200, 150);
+  const quick = await receiver(200, 0);
+  const slowId = await endpoint(a, slow.url);
+  const quickId = await endpoint(a, quick.url);
+  await t.db.system.query('update webhook_endpoints set in_flight_limit = 2 where org_id = $1::uuid', [a.id]);
+  await tickets(a, 2);
+  expect(await w.runOnce()).toEqual({ delivered: 4, retrying: 0, failed: 0 });
+  expect(await limitOf(a, slowId)).toBe(1);
+  expect(await limitOf(a, quickId)).toBe(8); // doubled by each of its two answers
+});
+
+test('when the process has fewer free slots than endpoints want, each endpoint gets its first before any gets a second', async () => {
+  const w = worker({ maxInFlight: 2 });
+  const a = await t.tenant();
+  const busy = await receiver(200, 0);
+  const busyId = await endpoint(a, busy.url);
+  await t.db.system.query('update webhook_endpoints set in_flight_limit = 16 where org_id = $1::uuid and id = $2::uuid', [a.id, busyId]);
+  await tickets(a, 5);
+  // A second endpoint, subscribed after those five: its one delivery is newer than all of them.
+  const other = await receiver(200, 0);
+  await endpoint(a, other.url);
+  await tickets(a, 1);
+  expect(await w.runOnce()).toEqual({ delivered: 2, retrying: 0, failed: 0 });
+  expect(busy.received).toHaveLength(1);
+  expect(other.received).toHaveLength(1);
+});

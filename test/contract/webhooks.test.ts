@@ -49,7 +49,7 @@ async function deliveries(a: Tenant, id: string) {
   return res.json<{ data: Array<Record<string, any>>; count: number }>();
 }
 
-/** Runs the worker until nothing is due (each run sends one per endpoint). */
+/** Runs the worker until nothing is due (each run sends up to each endpoint's in_flight_limit). */
 async function drain() {
   for (let i = 0; i < 50; i++) {
     const r = await t.app.webhooks.runOnce();

@@ -16,8 +16,9 @@
 //   since the claim counts the endpoint's leased rows), and at most `maxInFlight` in all. A receiver that
 //   answers is sent its backlog 16 at a time (one at a time it received at most one delivery per answer
 //   time plus two statements: 105 deliveries/s to three endpoints, fewer than the writes made, issue 31);
-//   a slow, new or dead one gets one attempt at a time, holds at most that slot for the timeout and never
-//   delays another endpoint. Attempts of an endpoint start in its deliveries' order (due time, then id);
+//   a new or dead one gets one attempt at a time, and one answering in a second or more (SLOW_ANSWER_MS) has
+//   its limit halved down to 1, so slow receivers hold few of the process's slots and never delay another
+//   endpoint long; when slots are short each endpoint gets its first before any gets a second. Attempts of an endpoint start in its deliveries' order (due time, then id);
 //   with several in flight they may arrive out of it (docs/api.md says so). Requests never wait for it.
 import http from 'node:http';
 import https from 'node:https';
@@ -39,6 +40,11 @@ const MAX_RETRY_MS = 12 * 3_600_000;
 const LEASE_MS = 60_000;
 /** Attempts in flight to one endpoint at most, once it delivers (its in_flight_limit grows to this). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 16;
+/**
+ * An answer this slow (or slower) halves the endpoint's limit instead of doubling it: a slow receiver is sent
+ * one attempt at a time, so a few of them cannot hold the process's slots for seconds each.
+ */
+export const SLOW_ANSWER_MS = 1000;
 
 /** Wait after the nth failed attempt: 30 s, 1 min, 2 min, 4 min ... at most 12 h. */
 export function webhookRetryDelayMs(attempt: number): number {
@@ -56,6 +62,8 @@ export interface WebhookWorkerDeps {
   maxInFlight?: number;
   /** Attempts in flight to one endpoint at most (default MAX_IN_FLIGHT_PER_ENDPOINT). */
   maxPerEndpoint?: number;
+  /** A delivered attempt that took this long or longer halves its endpoint's limit (default SLOW_ANSWER_MS). */
+  slowAnswerMs?: number;
   intervalMs?: number;
 }
 
@@ -165,13 +173,15 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
   const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const maxInFlight = deps.maxInFlight ?? 64;
   const maxPerEndpoint = deps.maxPerEndpoint ?? MAX_IN_FLIGHT_PER_ENDPOINT;
+  const slowAnswerMs = deps.slowAnswerMs ?? SLOW_ANSWER_MS;
   const intervalMs = deps.intervalMs ?? 1000;
   const lookup = guardedLookup(policy);
   const inFlight = new Set<Promise<unknown>>();
   const aborts = new Set<AbortController>();
 
   // The oldest due deliveries of each enabled endpoint, as many as its in_flight_limit leaves free (its
-  // leased rows count, whichever process holds them), oldest first. The claim moves next_attempt_at to the
+  // leased rows count, whichever process holds them); when the process's free slots are fewer, every
+  // endpoint's first turn before any endpoint's second, oldest first within a turn. The claim moves next_attempt_at to the
   // lease's end: a worker that waited on the row lock re-checks the row after the claim commits and finds
   // it no longer due (without that it would send it again). Returned in the order they are to start.
   async function claim(now: Date, limit: number): Promise<Claimed[]> {
@@ -184,7 +194,9 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
            from webhook_endpoints e
           where e.enabled and (e.retry_at is null or e.retry_at <= $1::timestamptz)
        ), picked as (
-         select d.org_id, d.id, d.next_attempt_at from ready e
+         select d.org_id, d.id, d.next_attempt_at,
+                row_number() over (partition by e.org_id, e.id order by d.next_attempt_at, d.id) as turn
+           from ready e
          cross join lateral (
            select d.org_id, d.id, d.next_attempt_at from webhook_deliveries d
             where d.org_id = e.org_id and d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= $1::timestamptz
@@ -192,7 +204,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
             for update skip locked
          ) d
          where e.free > 0
-         order by d.next_attempt_at, d.id
+         order by turn, d.next_attempt_at, d.id
          limit $2::int
        ), claimed as (
          update webhook_deliveries d set attempts = d.attempts + 1, in_flight_until = $3::timestamptz, next_attempt_at = $3::timestamptz,
@@ -322,11 +334,16 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
          select org_id, id, attempt, endpoint_id, started_at, duration_ms, status, null from changed
          on conflict do nothing
        ), endpoint as (
+         -- Doubled by each quick answer, halved (once per statement) when one was slow.
          update webhook_endpoints e set failures = 0, failing_since = null, retry_at = null,
-                in_flight_limit = least(e.in_flight_limit::bigint * power(2, least(n.count, 20))::bigint, $9::int)
-           from (select org_id, endpoint_id, count(*)::int as count from done group by org_id, endpoint_id) n
+                in_flight_limit = case when n.slow > 0 then greatest(e.in_flight_limit / 2, 1)
+                                       else least(e.in_flight_limit::bigint * power(2, least(n.quick, 20))::bigint, $9::int) end
+           from (select org_id, endpoint_id, count(*) filter (where duration_ms < $10::int)::int as quick,
+                        count(*) filter (where duration_ms >= $10::int)::int as slow
+                   from done group by org_id, endpoint_id) n
           where e.org_id = n.org_id and e.id = n.endpoint_id
-            and (e.failures > 0 or e.retry_at is not null or e.in_flight_limit < $9::int)
+            and (e.failures > 0 or e.retry_at is not null
+                 or (n.slow = 0 and e.in_flight_limit < $9::int) or (n.slow > 0 and e.in_flight_limit > 1))
        )
        select count(*) from changed`,
       [
@@ -339,6 +356,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps): WebhookWorker {
         batch.map((a) => a.status),
         clock.now(),
         maxPerEndpoint,
+        slowAnswerMs,
       ],
     );
   });
