@@ -55,6 +55,8 @@ function expectWalkthrough(out: string): void {
   expect(out).toMatch(/\n303\n/); // the Rights Center's withdrawal
   expect(out).toContain('<span class="state">Withdrawn</span>');
   expect(out).toContain('"consent_action":"revoked"');
+  expect(out).toMatch(/acme\.localhost:\d+: first checkpoint kept, \d+ \(root [0-9a-f]{12}…, acme, key \S+\)/); // the witness
+  expect(out).toMatch(/acme\.localhost:\d+: checkpoint \d+ \(root [0-9a-f]{12}…\) extends kept \d+: consistency proof of \d+ hashes verified/);
   expect(out).toMatch(/Stopped the Assent server \(pid \d+\)/); // 14
   expect(out).not.toMatch(/Internal Server Error|"code":"internal|unexpected error|TypeError/);
 }

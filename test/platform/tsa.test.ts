@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -106,6 +106,18 @@ test('a TSA certificate whose timeStamping usage is not critical: OpenSSL will n
     await loose.close();
   }
 }, 60_000);
+
+test('a token without certificates (certReq false, made by openssl ts itself) verifies with the TSA certificate given, not with the CA alone', async () => {
+  writeFileSync(join(tsa.dir, 'plain.bin'), data);
+  await tsa.openssl(['ts', '-query', '-data', 'plain.bin', '-sha256', '-out', 'nocert.tsq']);
+  await tsa.openssl(['ts', '-reply', '-config', 'openssl-ts.cnf', '-queryfile', 'nocert.tsq', '-token_out', '-out', 'nocert.tst']);
+  const token = readFileSync(join(tsa.dir, 'nocert.tst'));
+  expect((await verifyTimestampToken(token, data, tsa.tsaCertPem)).policy).toBe('1.3.6.1.4.1.99999.1');
+  expect(await verifyTimestampToken(token, data, tsa.caCertPem + tsa.tsaCertPem)).toMatchObject({ policy: '1.3.6.1.4.1.99999.1' });
+  const err = await verifyTimestampToken(token, data, tsa.caCertPem).catch((e: unknown) => e);
+  expect((err as TimestampVerificationError).check).toBe('trust');
+  expect((err as Error).message).toBe("the token's signer certificate is neither in the token nor the TSA certificate given");
+});
 
 test('a TSA that names its certificate with ESS signing-certificate v1 (SHA-1) verifies too', async () => {
   const v1 = await startOpensslTsa({ essCertIdAlg: 'sha1' });
