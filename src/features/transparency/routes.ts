@@ -63,11 +63,7 @@ export function transparencyRoutes(app: FastifyInstance, service: TransparencySe
         "On the organization's host, no credentials. The Merkle tree of its audit log (RFC 9162) at a moment: size, root and time, signed with the organization's key (verify the `jws` with /.well-known/jwks.json). A new one follows new entries within about a minute. Keep one: any later checkpoint must be consistent with it (`/.well-known/assent/checkpoints/consistency`), or the log was changed. 404 `no_checkpoint` before the first entry.",
       response: { 200: Checkpoint, ...errorResponses(404) },
     },
-    handler: async (req, reply) => {
-      const org = await orgOf(req);
-      reply.header('cache-control', 'no-cache');
-      return service.latest(org.id);
-    },
+    handler: async (req) => service.latest((await orgOf(req)).id),
   });
 
   r.get('/.well-known/assent/checkpoints', {
