@@ -102,7 +102,8 @@ describe('405 with Allow, walked over the route table', () => {
           expect(res.statusCode, `${method} ${path}`).not.toBe(405);
           // (A wildcard's file that does not exist is a 404 of its own: /_app/*, /docs/static/*; the
           // consent page answers an unknown link with its HTML 404.)
-          if (res.statusCode === 404 && /json/.test(String(res.headers['content-type'])) && !path.endsWith('x1y2.js')) {
+          // (HEAD carries no body to read: a 404 of a record, such as an organization's first checkpoint, is checked on GET.)
+          if (res.statusCode === 404 && method !== 'HEAD' && /json/.test(String(res.headers['content-type'])) && !path.endsWith('x1y2.js')) {
             expect(res.json().code, `${method} ${path}`).not.toBe('route_not_found');
           }
         } else {

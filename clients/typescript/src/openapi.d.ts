@@ -4039,7 +4039,10 @@ export interface components {
         Checkpoint: {
             /** @description How many audit entries the tree holds (entries seq 1..tree_size) */
             tree_size: number;
-            /** @description The Merkle tree root (RFC 9162), hex */
+            /**
+             * @description The Merkle tree root (RFC 9162), hex
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
             root_hash: string;
             /**
              * Format: date-time
@@ -4072,10 +4075,16 @@ export interface components {
             seq: number;
             /** @description seq - 1 */
             leaf_index: number;
-            /** @description SHA-256(0x00 || the entry's canonical text) */
+            /**
+             * @description SHA-256(0x00 || the entry's canonical text)
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
             leaf_hash: string;
             tree_size: number;
-            /** @description The root of the tree of tree_size entries */
+            /**
+             * @description The root of the tree of tree_size entries
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
             root_hash: string;
             /** @description RFC 9162 PATH(leaf_index, D[tree_size]), leaf to root */
             proof: string[];
@@ -27830,7 +27839,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "tree_size": 1,
-                     *       "root_hash": "string",
+                     *       "root_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "timestamp": "2019-08-24T14:15:22Z",
                      *       "kid": "string",
                      *       "jws": "string",
@@ -27901,7 +27910,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "tree_size": 1,
-                     *           "root_hash": "string",
+                     *           "root_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "timestamp": "2019-08-24T14:15:22Z",
                      *           "kid": "string",
                      *           "jws": "string",
@@ -27997,7 +28006,7 @@ export interface operations {
                      *       "first": 0,
                      *       "second": 0,
                      *       "proof": [
-                     *         "string"
+                     *         "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
                      *       ]
                      *     }
                      */
@@ -28093,15 +28102,15 @@ export interface operations {
                      *       "entry_id": "31513983-613b-4481-b270-ae929f358bae",
                      *       "seq": 1,
                      *       "leaf_index": 0,
-                     *       "leaf_hash": "string",
+                     *       "leaf_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "tree_size": 1,
-                     *       "root_hash": "string",
+                     *       "root_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "proof": [
-                     *         "string"
+                     *         "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
                      *       ],
                      *       "checkpoint": {
                      *         "tree_size": 1,
-                     *         "root_hash": "string",
+                     *         "root_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *         "timestamp": "2019-08-24T14:15:22Z",
                      *         "kid": "string",
                      *         "jws": "string",

@@ -9,7 +9,7 @@ import { AppError } from '../../platform/http/errors.js';
 import { errorResponses, Nullable, Timestamp } from '../../platform/http/schema-kit.js';
 import type { TransparencyService } from './service.js';
 
-const HashHex = (description: string) => Type.String({ pattern: '^[0-9a-f]{64}$', description });
+const HashHex = (description: string) => Type.String({ pattern: '^[0-9a-f]{64}$', description, examples: ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'] });
 
 const Checkpoint = Type.Object(
   {
@@ -63,11 +63,7 @@ export function transparencyRoutes(app: FastifyInstance, service: TransparencySe
         "On the organization's host, no credentials. The Merkle tree of its audit log (RFC 9162) at a moment: size, root and time, signed with the organization's key (verify the `jws` with /.well-known/jwks.json). A new one follows new entries within about a minute. Keep one: any later checkpoint must be consistent with it (`/.well-known/assent/checkpoints/consistency`), or the log was changed. 404 `no_checkpoint` before the first entry.",
       response: { 200: Checkpoint, ...errorResponses(404) },
     },
-    handler: async (req, reply) => {
-      const org = await orgOf(req);
-      reply.header('cache-control', 'no-cache');
-      return service.latest(org.id);
-    },
+    handler: async (req) => service.latest((await orgOf(req)).id),
   });
 
   r.get('/.well-known/assent/checkpoints', {
@@ -77,7 +73,7 @@ export function transparencyRoutes(app: FastifyInstance, service: TransparencySe
       summary: 'Signed checkpoints, newest first',
       description: "On the organization's host, no credentials. `before_size` pages back: checkpoints of smaller trees than it. `limit` 1-200 (default 50).",
       querystring: Type.Object({
-        before_size: Type.Optional(Type.Integer({ minimum: 1 })),
+        before_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
       }),
       response: { 200: Type.Object({ data: Type.Array(Checkpoint), limit: Type.Integer() }, { title: 'CheckpointList' }), ...errorResponses(400, 404) },
@@ -93,8 +89,8 @@ export function transparencyRoutes(app: FastifyInstance, service: TransparencySe
       description:
         "On the organization's host, no credentials. RFC 9162 PROOF(first, D[second]): with the roots of two checkpoints (first <= second), it shows the larger tree extends the smaller one unchanged. `second` at most the tree's current size. `assent witness` and `assent audit verify --checkpoint` use it.",
       querystring: Type.Object({
-        first: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-        second: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+        first: Type.Integer({ minimum: 0, maximum: 2147483647 }),
+        second: Type.Integer({ minimum: 0, maximum: 2147483647 }),
       }),
       response: { 200: ConsistencyProof, ...errorResponses(400, 404) },
     },
@@ -110,7 +106,7 @@ export function transparencyRoutes(app: FastifyInstance, service: TransparencySe
       description:
         'RFC 9162 PATH for the entry in the tree of `tree_size` entries (default: the latest checkpoint that contains it, else the whole sealed tree), with that checkpoint when there is one. 409 `entry_not_sealed` in the seconds before the entry is sealed. Owners and admins, or an `admin` key.',
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
-      querystring: Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })) }),
+      querystring: Type.Object({ tree_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })) }),
       response: { 200: InclusionProof, ...errorResponses(400, 401, 403, 404, 409) },
     },
     handler: (req) => service.inclusion(tenantOf(req), req.params.id, req.query.tree_size),
