@@ -273,6 +273,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dataPrincipals,
     grievances,
     nominees,
+    fulfilment,
     organizations,
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,
