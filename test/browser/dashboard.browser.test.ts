@@ -598,6 +598,34 @@ describe.skipIf(!hasChromium || !built)(
       await v.context.close();
     });
 
+    test('Fulfilment lists the tasks per request and per system with what blocks them; a failed task is retried (axe clean)', async () => {
+      // A data map, an access request fanning out to its systems, and one task failed by its system.
+      const category = (await request('POST', '/api/v1/data-categories', withKey(adminKey), { key: 'records', name: 'Health records' })).json as { id: string };
+      const crm = (await request('POST', '/api/v1/systems', withKey(adminKey), { name: 'Patient CRM', owner: 'Front desk', category_ids: [category.id], can_access: true })).json as { id: string };
+      await request('POST', '/api/v1/systems', withKey(adminKey), { name: 'Paper files', owner: 'Records room', category_ids: [category.id] });
+      const ticket = (await request('POST', '/grievance', withKey(adminKey), { client_user_id: 'user-fulfil', subject: 'Copy of my data', description: 'Please send a copy.', category: 'data_access' })).json as { ticket_id: string };
+      const claimed = (await request('POST', '/api/v1/fulfilment/tasks/claim', withKey(adminKey), { system_id: crm.id })).json as { data: { id: string; lease_id: string }[] };
+      expect((await request('POST', `/api/v1/fulfilment/tasks/${claimed.data[0]!.id}/fail`, withKey(adminKey), { lease_id: claimed.data[0]!.lease_id, reason: 'CRM export timed out' })).status).toBe(200);
+
+      const v = await open();
+      await signIn(v, owner.email);
+      await v.page.getByRole('link', { name: 'Fulfilment' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Fulfilment' }).waitFor();
+      const failedRow = v.page.getByRole('row').filter({ hasText: 'Patient CRM' }).filter({ hasText: ticket.ticket_id });
+      await failedRow.waitFor();
+      expect(await failedRow.textContent()).toContain('CRM export timed out');
+      const manualRow = v.page.getByRole('row').filter({ hasText: 'Paper files' }).filter({ hasText: ticket.ticket_id });
+      expect(await manualRow.textContent()).toContain('Waits for a member to do it in Paper files');
+      expect(await axeViolations(v.page), 'axe on fulfilment').toEqual([]);
+      await shot(v, '24-fulfilment');
+      await failedRow.getByRole('button', { name: /Retry/ }).click();
+      await v.page.getByText(`The Patient CRM task of ${ticket.ticket_id} is back in the queue.`).waitFor();
+      await failedRow.getByText('Queued').waitFor();
+      expect(await axeViolations(v.page), 'axe after the retry').toEqual([]);
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
     test('the bare domain asks which organization, and sends you there', async () => {
       const v = await open();
       await v.page.goto(`http://localhost:${port}/`);

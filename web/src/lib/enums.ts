@@ -61,4 +61,5 @@ export const AUDIT_ACTIONS = [
   'fulfilment.settings_changed',
   'fulfilment.erasure_scheduled',
 ] as const;
+export const TASK_STATUSES = ['queued', 'leased', 'done', 'failed'] as const;
 export const PAGE_SIZES = [25, 50, 100, 200] as const;
