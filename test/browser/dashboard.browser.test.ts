@@ -437,7 +437,7 @@ describe.skipIf(!hasChromium || !built)(
       await signIn(v, member.email);
       expect(await v.page.getByText('Your role (member) can read everything here but change nothing.').count()).toBe(1);
       const nav = v.page.getByRole('navigation', { name: 'Dashboard' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Grievances', 'Nominees', 'Assets and collection points']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Grievances', 'Nominees', 'Fulfilment', 'Assets and collection points']);
       await nav.getByRole('link', { name: 'Grievances' }).click();
       await v.page.getByRole('row').nth(1).getByRole('link').click();
       await v.page.getByRole('heading', { level: 2, name: 'History' }).waitFor();
