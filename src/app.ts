@@ -274,6 +274,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dataPrincipals,
     grievances,
     nominees,
+    fulfilment,
     organizations,
     baseDomain: config.baseDomain,
     trustProxy: config.trustProxy,

@@ -437,7 +437,7 @@ describe.skipIf(!hasChromium || !built)(
       await signIn(v, member.email);
       expect(await v.page.getByText('Your role (member) can read everything here but change nothing.').count()).toBe(1);
       const nav = v.page.getByRole('navigation', { name: 'Dashboard' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Grievances', 'Nominees', 'Assets and collection points']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Grievances', 'Nominees', 'Fulfilment', 'Assets and collection points']);
       await nav.getByRole('link', { name: 'Grievances' }).click();
       await v.page.getByRole('row').nth(1).getByRole('link').click();
       await v.page.getByRole('heading', { level: 2, name: 'History' }).waitFor();
@@ -594,6 +594,34 @@ describe.skipIf(!hasChromium || !built)(
       await v.page.getByRole('cell', { name: /^\+\*+/ }).first().waitFor();
       await fits('consent link history');
       await shot(v, '23-history-1280');
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('Fulfilment lists the tasks per request and per system with what blocks them; a failed task is retried (axe clean)', async () => {
+      // A data map, an access request fanning out to its systems, and one task failed by its system.
+      const category = (await request('POST', '/api/v1/data-categories', withKey(adminKey), { key: 'records', name: 'Health records' })).json as { id: string };
+      const crm = (await request('POST', '/api/v1/systems', withKey(adminKey), { name: 'Patient CRM', owner: 'Front desk', category_ids: [category.id], can_access: true })).json as { id: string };
+      await request('POST', '/api/v1/systems', withKey(adminKey), { name: 'Paper files', owner: 'Records room', category_ids: [category.id] });
+      const ticket = (await request('POST', '/grievance', withKey(adminKey), { client_user_id: 'user-fulfil', subject: 'Copy of my data', description: 'Please send a copy.', category: 'data_access' })).json as { ticket_id: string };
+      const claimed = (await request('POST', '/api/v1/fulfilment/tasks/claim', withKey(adminKey), { system_id: crm.id })).json as { data: { id: string; lease_id: string }[] };
+      expect((await request('POST', `/api/v1/fulfilment/tasks/${claimed.data[0]!.id}/fail`, withKey(adminKey), { lease_id: claimed.data[0]!.lease_id, reason: 'CRM export timed out' })).status).toBe(200);
+
+      const v = await open();
+      await signIn(v, owner.email);
+      await v.page.getByRole('link', { name: 'Fulfilment' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Fulfilment' }).waitFor();
+      const failedRow = v.page.getByRole('row').filter({ hasText: 'Patient CRM' }).filter({ hasText: ticket.ticket_id });
+      await failedRow.waitFor();
+      expect(await failedRow.textContent()).toContain('CRM export timed out');
+      const manualRow = v.page.getByRole('row').filter({ hasText: 'Paper files' }).filter({ hasText: ticket.ticket_id });
+      expect(await manualRow.textContent()).toContain('Waits for a member to do it in Paper files');
+      expect(await axeViolations(v.page), 'axe on fulfilment').toEqual([]);
+      await shot(v, '24-fulfilment');
+      await failedRow.getByRole('button', { name: /Retry/ }).click();
+      await v.page.getByText(`The Patient CRM task of ${ticket.ticket_id} is back in the queue.`).waitFor();
+      await failedRow.getByText('Queued').waitFor();
+      expect(await axeViolations(v.page), 'axe after the retry').toEqual([]);
       expect(v.problems).toEqual([]);
       await v.context.close();
     });

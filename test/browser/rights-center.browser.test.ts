@@ -165,14 +165,43 @@ describe.skipIf(!hasChromium)(`Rights Center in a real browser (skipped when ${C
     await page.locator('summary', { hasText: 'Change Asha Rao' }).click();
     await look('10-nominees');
 
+    // Your data (issue 33): the organization's data map, and a copy of the person's data once an access
+    // request's tasks are done, downloaded with the signed-in session.
+    const category = await call('POST', '/api/v1/data-categories', { key: 'health_record', name: 'Health record', purposes: ['Treatment'], retention_days: 365, retention_basis: 'Clinical Establishments Rules' });
+    await call('POST', '/api/v1/systems', { name: 'Clinic records', owner: 'Medical records', category_ids: [category.id], processors: ['LabCo'], can_access: true });
+    const access = await call('POST', '/grievance', { client_user_id: 'patient-7', subject: 'A copy of my data', description: 'Please send me a copy.', category: 'data_access' });
+    const fulfilment = (await app.inject({ method: 'GET', url: `/api/v1/fulfilment/tickets/${access.ticket_id}`, headers: { host: `${slug}.localhost`, 'x-api-key': key } })).json();
+    await call('POST', `/api/v1/fulfilment/tasks/${fulfilment.tasks[0].id}/parts`, { name: 'visits.json', data: { visits: 3 } });
+    await call('POST', `/api/v1/fulfilment/tasks/${fulfilment.tasks[0].id}/complete`, {});
+    await page.getByRole('link', { name: 'Consents', exact: true }).click();
+    await page.getByRole('link', { name: 'What we hold about you, and copies of your data' }).click();
+    expect(await h1()).toBe('Your data');
+    expect(await page.locator('main').textContent()).toContain('LabCo');
+    const link = page.getByRole('link', { name: `Download the copy for ${access.ticket_id}` });
+    const copyPath = (await link.getAttribute('href'))!;
+    // Node cannot resolve *.localhost as the browser does: the request goes to 127.0.0.1 with the host and the session's cookie.
+    const asBrowser = async () => {
+      const cookie = (await context.cookies(`http://${slug}.localhost:${port}/rights`)).map((c) => `${c.name}=${c.value}`).join('; ');
+      return context.request.get(`http://127.0.0.1:${port}${copyPath}`, { headers: { host: `${slug}.localhost:${port}`, cookie }, maxRedirects: 0 });
+    };
+    const download = await asBrowser();
+    expect([download.status(), download.headers()['content-type']]).toEqual([200, 'application/gzip']);
+    expect((await download.body()).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    await look('11-data');
+
     await page.getByRole('button', { name: 'Sign out' }).click();
     expect(await page.getByRole('status').textContent()).toBe('You are signed out.');
-    await look('11-signed-out');
+    await look('12-signed-out');
+
+    // Signed out, the copy is not released.
+    const signedOut = await asBrowser();
+    expect(signedOut.headers()['content-type']).toContain('text/html');
+    expect(await signedOut.text()).toContain('Sign in');
 
     await page.goto(`http://${slug}.localhost:${port}/rights/nowhere`);
-    await look('12-not-found');
+    await look('13-not-found');
 
-    expect(checked).toHaveLength(13);
+    expect(checked).toHaveLength(14);
     // The check can fail: a nameless button is a violation axe reports.
     await page.setContent('<!doctype html><html lang="en"><head><title>t</title></head><body><main><button></button></main></body></html>');
     expect((await axeViolations(page)).map((v) => v.split(' ')[0])).toContain('button-name');

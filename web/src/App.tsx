@@ -26,6 +26,7 @@ const ContactPersonPage = lazy(() => import('./pages/ContactPersonPage'));
 const SigningKeysPage = lazy(() => import('./pages/SigningKeysPage'));
 const MembersPage = lazy(() => import('./pages/MembersPage'));
 const AuditLogPage = lazy(() => import('./pages/AuditLogPage'));
+const FulfilmentPage = lazy(() => import('./pages/FulfilmentPage'));
 
 export function App() {
   const state = useSessionState();
@@ -81,6 +82,9 @@ function Pages() {
       <Route path={PAGES.signingKeys}>{managersOnly(<SigningKeysPage />)}</Route>
       <Route path={PAGES.members}>{managersOnly(<MembersPage />)}</Route>
       <Route path={PAGES.auditLog}>{managersOnly(<AuditLogPage />)}</Route>
+      <Route path={PAGES.fulfilment}>
+        <FulfilmentPage />
+      </Route>
       <Route>
         <section>
           <h1>{m.app.notFound}</h1>

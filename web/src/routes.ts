@@ -18,6 +18,7 @@ export const PAGES = {
   signingKeys: '/settings/signing-keys',
   members: '/settings/members',
   auditLog: '/settings/audit-log',
+  fulfilment: '/fulfilment',
 } as const;
 
 /** A page path with its parameters filled in (encoded). */

@@ -3,6 +3,7 @@
 export const idempotentPosts: ReadonlySet<string> = new Set([
   '/api/v1/data-categories',
   '/api/v1/systems',
+  '/api/v1/fulfilment/tasks/{id}/parts',
   '/api/v1/fulfilment/erasures',
   '/grievance',
   '/grievance/{ticket_id}/messages',

@@ -18,4 +18,5 @@ export const DASHBOARD_PAGES = [
   '/settings/signing-keys',
   '/settings/members',
   '/settings/audit-log',
+  '/fulfilment',
 ] as const;

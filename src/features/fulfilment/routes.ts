@@ -293,7 +293,7 @@ export function taskRoutes(app: FastifyInstance, service: FulfilmentService, par
 
   r.post(`${T}/:id/parts`, {
     // The person's data is delivered exactly as the system sent it.
-    config: { access: taskReport, trimStrings: false },
+    config: { access: taskReport, trimStrings: false, idempotent: true },
     schema: {
       ...tasks,
       summary: 'Attach a JSON part (access requests)',

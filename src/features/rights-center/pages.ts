@@ -264,7 +264,9 @@ ${c.purposes.map(
 ${statusOf(o.done)}
 ${alertOf(o.error)}
 <p>${m.consentsIntro}</p>
-${consents.length === 0 ? html`<p>${m.noConsents}</p>` : consents.map(item)}`,
+${consents.length === 0 ? html`<p>${m.noConsents}</p>` : consents.map(item)}
+<h2>${m.dataHeading}</h2>
+<p><a href="${href(p, '/rights/data')}">${m.dataLink}</a></p>`,
     'consents',
   );
 }
@@ -473,5 +475,52 @@ ${nomineeFields(m, 'new', o.form ?? {})}
 <button type="submit">${m.appoint}</button>
 </form>`,
     'nominees',
+  );
+}
+
+/** The s.11 summary as the page shows it (features/fulfilment). */
+export interface DataSummaryView {
+  categories: { key: string; name: string; description: string | null; purposes: string[]; systems: string[]; shared_with: string[]; retention: { days: number; basis: string } | null }[];
+}
+
+export interface PackageView {
+  id: string;
+  ticket_id: string;
+  status: 'available' | 'expired';
+  expires_at: Date;
+  files: { path: string }[];
+}
+
+/** What the organization holds (DPDP s.11) and the person's copies of it, each downloadable for 14 days. */
+export function dataPage(p: PageContext, summary: DataSummaryView, packages: PackageView[]): string {
+  const { m } = p;
+  const category = (c: DataSummaryView['categories'][number], i: number) => html`<section class="consent" aria-labelledby="category-${i}">
+<h3 id="category-${i}">${c.name}</h3>
+${c.description ? html`<p>${c.description}</p>` : null}
+<dl>
+${c.purposes.length > 0 ? html`<dt>${m.usedFor}</dt><dd>${c.purposes.join(', ')}</dd>` : null}
+${c.systems.length > 0 ? html`<dt>${m.heldIn}</dt><dd>${c.systems.join(', ')}</dd>` : null}
+<dt>${m.sharedWith}</dt><dd>${c.shared_with.length > 0 ? c.shared_with.join(', ') : m.notShared}</dd>
+${c.retention ? html`<dt>${m.retentionLabel}</dt><dd>${m.keptFor(c.retention.days, c.retention.basis)}</dd>` : null}
+</dl>
+</section>`;
+  const copy = (k: PackageView, i: number) => html`<section class="consent" aria-labelledby="copy-${i}">
+<h3 id="copy-${i}">${m.copyFor(k.ticket_id)}</h3>
+${
+  k.status === 'available'
+    ? html`<p>${m.copyFiles(k.files.length)}. ${m.availableUntil} ${formatTime(m, k.expires_at)}.</p>
+<p><a href="${href(p, `/rights/data/copies/${k.id}`)}" download>${m.downloadCopy(k.ticket_id)}</a></p>`
+    : html`<p>${m.copyErased}</p>`
+}
+</section>`;
+  return layout(
+    p,
+    m.dataHeading,
+    html`<h1>${m.dataHeading}</h1>
+<p>${m.dataIntro(p.orgName)}</p>
+<h2>${m.heldHeading}</h2>
+${summary.categories.length === 0 ? html`<p>${m.noDataMap(p.orgName)}</p>` : summary.categories.map(category)}
+<h2>${m.copiesHeading}</h2>
+${packages.length === 0 ? html`<p>${m.noCopies}</p>` : packages.map(copy)}`,
   );
 }

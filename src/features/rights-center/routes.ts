@@ -14,8 +14,9 @@ import type { ConsentService } from '../consents/index.js';
 import { CODE_TTL_SECONDS, type DataPrincipalService } from '../data-principals/index.js';
 import { GRIEVANCE_CATEGORIES, type GrievanceService } from '../grievances/index.js';
 import { RELATIONSHIPS, type NomineeService } from '../nominees/index.js';
+import type { FulfilmentService } from '../fulfilment/index.js';
 import { pickLanguage, type Messages } from './messages/index.js';
-import { codePage, consentsPage, href, messagePage, nomineesPage, requestPage, requestsPage, signInPage, STYLE_HASH, type ConsentView, type NomineeForm, type NomineeView, type PageContext, type TicketForm, type TicketView } from './pages.js';
+import { codePage, consentsPage, dataPage, href, messagePage, nomineesPage, requestPage, requestsPage, signInPage, STYLE_HASH, type ConsentView, type NomineeForm, type NomineeView, type PageContext, type TicketForm, type TicketView } from './pages.js';
 
 export interface RightsCenterDeps {
   consents: Pick<ConsentService, 'mine' | 'giveMine' | 'withdrawMine' | 'myReceipt'>;
@@ -25,6 +26,7 @@ export interface RightsCenterDeps {
   >;
   grievances: Pick<GrievanceService, 'mine' | 'fileMine' | 'getMine' | 'myMessages' | 'postMyMessage'>;
   nominees: Pick<NomineeService, 'mine' | 'appointMine' | 'changeMine' | 'removeMine'>;
+  fulfilment: Pick<FulfilmentService, 'summaryMine' | 'myPackages' | 'downloadMine'>;
   organizations: OrganizationDirectory;
   baseDomain: string;
   trustProxy: boolean;
@@ -115,7 +117,7 @@ export function parseContact(input: string): { phone: string } | { email: string
 }
 
 export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCenterDeps): Promise<void> {
-  const { consents, dataPrincipals, grievances, nominees } = deps;
+  const { consents, dataPrincipals, grievances, nominees, fulfilment } = deps;
 
   await registerHostedPages(app, { styleHash: STYLE_HASH });
 
@@ -356,6 +358,25 @@ export async function rightsCenterRoutes(app: FastifyInstance, deps: RightsCente
     if (problems.length > 0) return showTicket(v, reply, ticketId, 400, { problems, reply: message });
     await grievances.postMyMessage(v.principal, ticketId, { message });
     return reply.redirect(`${href(v.page, `/rights/requests/${ticketId}`, { done: 'sent' })}#conversation`, 303);
+  });
+
+  // Your data: the s.11 summary and the person's copies (access packages), released to their signed-in
+  // session only; a download is recorded like one through /api/v1/me.
+
+  page('/rights/data', async (v, _request, reply) => {
+    const [summary, packages] = await Promise.all([fulfilment.summaryMine(v.principal), fulfilment.myPackages(v.principal)]);
+    return send(reply, 200, dataPage(v.page, summary, packages));
+  });
+
+  page('/rights/data/copies/:package_id', async (v, request, reply) => {
+    const { package_id } = request.params as { package_id: string };
+    try {
+      const { filename, stream } = await fulfilment.downloadMine(v.principal, package_id);
+      return reply.header('content-type', 'application/gzip').header('content-disposition', `attachment; filename="${filename}"`).header('cache-control', 'no-store').send(stream);
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'not_found' || err.code === 'gone')) return send(reply, 404, messagePage(v.page, 'not_found'));
+      throw err;
+    }
   });
 
   // Nominees: appointed, changed and removed by the person; their status is the organization's.

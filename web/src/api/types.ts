@@ -48,3 +48,4 @@ export type WebhookDeliveryList = Ok<'/api/v1/webhooks/{id}/deliveries', 'get'>;
 export type WebhookDelivery = WebhookDeliveryList['data'][number];
 export type WebhookEventType = WebhookEndpoint['events'][number];
 export type WebhookAttempt = Ok<'/api/v1/webhooks/{id}/deliveries/{delivery_id}/attempts', 'get'>['attempts'][number];
+export type FulfilmentTask = Ok<'/api/v1/fulfilment/tasks', 'get'>['data'][number];

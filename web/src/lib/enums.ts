@@ -4,7 +4,7 @@ export const GRIEVANCE_CATEGORIES = ['data_access', 'rectification', 'erasure', 
 export const NOMINEE_STATUSES = ['pending', 'verified', 'rejected'] as const;
 export const RELATIONSHIPS = ['spouse', 'parent', 'child', 'sibling', 'legal_guardian', 'power_of_attorney', 'other'] as const;
 export const ROLES = ['owner', 'admin', 'member'] as const;
-export const SCOPES = ['admin', 'grievances', 'nominees', 'consent', 'sdk'] as const;
+export const SCOPES = ['admin', 'grievances', 'nominees', 'consent', 'sdk', 'fulfilment'] as const;
 export const ASSET_KINDS = ['website', 'mobile_app', 'call_center', 'offline', 'other'] as const;
 export const AUDIT_ACTIONS = [
   'grievance.created',
@@ -43,5 +43,23 @@ export const AUDIT_ACTIONS = [
   'data_principal.contact_updated',
   'data_principal.token_issued',
   'data_principal.signed_in',
+  'data_category.created',
+  'data_category.updated',
+  'data_category.deleted',
+  'system.created',
+  'system.updated',
+  'system.key_created',
+  'fulfilment.tasks_created',
+  'fulfilment.tasks_claimed',
+  'fulfilment.task_heartbeat',
+  'fulfilment.task_completed',
+  'fulfilment.task_failed',
+  'fulfilment.task_retried',
+  'fulfilment.part_attached',
+  'fulfilment.package_compiled',
+  'fulfilment.package_downloaded',
+  'fulfilment.settings_changed',
+  'fulfilment.erasure_scheduled',
 ] as const;
+export const TASK_STATUSES = ['queued', 'leased', 'done', 'failed'] as const;
 export const PAGE_SIZES = [25, 50, 100, 200] as const;
