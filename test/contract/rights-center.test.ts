@@ -439,7 +439,9 @@ describe('consents', () => {
 <button type="submit">Save my choices: Sign-up</button>
 </form>
 </details>
-</section>`);
+</section>
+<h2>Your data</h2>
+<p><a href="/rights/data?lang=en">What we hold about you, and copies of your data</a></p>`);
   });
 
   test("each record's signed receipt downloads as a file that verifies with the JWKS; another person's is the 404 page", async () => {

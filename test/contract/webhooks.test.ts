@@ -371,9 +371,12 @@ describe('delivery', () => {
     for (let i = 0; i < 3; i++) await ticket(a);
     t.app.webhooks.start();
     try {
-      await live.waitFor(3, 5000);
+      await live.waitFor(3, 10_000);
       // The dead one got its first request and holds it; its other two wait their turn (a new endpoint is
-      // sent one at a time until it delivers: webhook-throughput.test.ts has the rest).
+      // sent one at a time until it delivers: webhook-throughput.test.ts has the rest). On a loaded machine
+      // its first request may still be on its way when the live one is done: wait for it, then count.
+      for (let waited = 0; dead.started === 0 && waited < 5000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 200));
       expect(dead.started).toBe(1);
     } finally {
       await t.app.webhooks.stop();

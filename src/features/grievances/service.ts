@@ -169,8 +169,9 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
             const event = { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } };
             const row = await alongsideAudit(tx, ctx, at, event, inserting);
             if (!row) throw new TicketIdTaken();
-            await recordEvent(tx, 'grievance.created', { ticket: row }, at);
-            if (onFiled) await onFiled(tx, ctx, row, at);
+            // The event and the fulfilment's first reads (its systems) leave together: filing stays two
+            // round trips when the organization has no system to give tasks to.
+            await Promise.all([recordEvent(tx, 'grievance.created', { ticket: row }, at), onFiled?.(tx, ctx, row, at)]);
             return withClock(row, at);
           });
         } catch (e) {
