@@ -131,7 +131,7 @@ export async function seedConsentLinks(db: Database, o: SeedOptions): Promise<Se
      select org_id, asset_id, (created_at at time zone 'UTC')::date, collection_point_id, count(*), count(completed_at)
        from consent_requests where org_id = $1 and asset_id = $2
       group by 1, 2, 3, 4
-     on conflict (org_id, asset_id, day, collection_point_id)
+     on conflict (org_id, asset_id, day, collection_point_id, shard)
      do update set created = excluded.created, completed = excluded.completed`,
     [org.id, assetId],
   );

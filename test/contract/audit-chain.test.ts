@@ -125,6 +125,27 @@ describe('parallel writers', () => {
     expect(report).toMatchObject({ ok: true, entries: 20, head: { seq: 20 } });
   });
 
+  // PGlite is one connection: a tick cannot run while a transaction is open there.
+  test.skipIf(process.env.ASSENT_TEST_STORE !== 'postgres')('a tick that ran while an entry was not yet committed is not the last: the next one seals it', async () => {
+    const org = await t.tenant();
+    let commit!: () => void;
+    const committing = new Promise<void>((resolve) => (commit = resolve));
+    let written!: () => void;
+    const entryWritten = new Promise<void>((resolve) => (written = resolve));
+    const writing = withTenant(t.db, org.id, async (tx) => {
+      await recordAudit(tx, ctxFor(org), t.clock.now(), { action: 'test.late_commit', targetType: 'test', targetId: null });
+      written();
+      await committing;
+    });
+    await entryWritten;
+    expect(await t.app.sequencer.runOnce({ sweep: false })).toMatchObject({ sealed: 0 });
+    commit();
+    await writing;
+    expect(await t.app.sequencer.runOnce({ sweep: false })).toMatchObject({ sealed: 1 });
+    const [left] = await t.db.tenantTransaction(org.id, (tx) => tx.query<{ n: number }>('select count(*)::int as n from audit_log where seq is null'));
+    expect(left!.n).toBe(0);
+  });
+
   test('a rolled-back transaction leaves no entry and no gap', async () => {
     const org = await t.tenant();
     await someEntries(org, 1);

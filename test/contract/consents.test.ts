@@ -115,7 +115,13 @@ const storedRequests = async (a: TestOrg) =>
   );
 
 const storedDailyCounts = async (a: TestOrg) =>
-  plain(await t.db.system.query('select collection_point_id, created, completed from consent_link_daily_counts where org_id = $1 order by day', [a.id]));
+  plain(
+    await t.db.system.query(
+      // A day's counts are kept in several rows (migration 0085): what counts is their sum.
+      'select collection_point_id, sum(created)::int as created, sum(completed)::int as completed from consent_link_daily_counts where org_id = $1 group by day, collection_point_id order by day',
+      [a.id],
+    ),
+  );
 
 /** What a stored record looks like for a POST answer: the answer plus its channel and data principal. */
 const asStored = (rec: Record<string, unknown>, dataPrincipalId: string, channel = 'api') => ({ ...rec, channel, data_principal_id: dataPrincipalId });

@@ -174,6 +174,41 @@ describe('address guard', () => {
   });
 });
 
+describe('event data', () => {
+  // A creation's event leaves in the change's own batch, its data built before the insert answers (a
+  // nominee, a consent) or read in SQL from the row just written (a grievance's due date and person):
+  // it must be exactly the row the store holds.
+  test('a grievance.created and a nominee.created event carry exactly the row their change stored', async () => {
+    const a = await t.tenant();
+    await endpoint(a, (await receiver()).url, ['grievance.created', 'nominee.created']);
+    await t.db.system.query(`insert into data_principals (org_id, id, dp_id, created_at) values ($1, gen_random_uuid(), 'person-1', now())`, [a.id]);
+    const filed = [];
+    for (const user of ['person-1', 'nobody-yet']) {
+      const res = await call(a, 'POST', '/grievance', { client_user_id: user, subject: 'Copy', description: 'Please send "all" of it.', category: 'data_access', attachment_url: 'https://files.example.com/a.pdf' });
+      expect(res.statusCode).toBe(201);
+      filed.push(res.json<{ ticket_id: string }>().ticket_id);
+    }
+    const nominee = await call(a, 'POST', '/nominee', { user_id: 'person-1', nominee_name: 'Asha Rao', nominee_email: 'Asha@Example.com', nominee_mobile: '9876543210', relationship: 'spouse' });
+    expect(nominee.statusCode).toBe(201);
+    const json = (rows: unknown[]) => JSON.parse(JSON.stringify(rows)) as Record<string, unknown>[];
+    const [events, tickets, nominees] = await t.db.tenantTransaction(a.id, (tx) =>
+      Promise.all([
+        tx.query<{ type: string; data: Record<string, unknown> }>('select type, data from webhook_events order by type, created_at, id'),
+        tx.query('select id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at, due_at, paused, resolved_at from grievances order by client_user_id desc'),
+        tx.query('select id, client_user_id, nominee_name, nominee_email, nominee_mobile, relationship, purpose_of_appointment, status, verified_at, created_at, updated_at from nominees'),
+      ]),
+    );
+    const stored = json(tickets);
+    expect(stored.map((r) => r.ticket_id)).toEqual(filed);
+    expect(stored[0]!.user_id).toEqual(expect.any(String));
+    expect(stored[1]!.user_id).toBeNull();
+    expect(events.map((e) => e.type)).toEqual(['grievance.created', 'grievance.created', 'nominee.created']);
+    expect(events.slice(0, 2).map((e) => e.data).sort((x, y) => ((x.ticket as { client_user_id: string }).client_user_id < (y.ticket as { client_user_id: string }).client_user_id ? 1 : -1))).toEqual(stored.map((ticket) => ({ ticket })));
+    expect(events[2]!.data).toEqual({ nominee: json(nominees)[0] });
+    await drain();
+  });
+});
+
 describe('delivery', () => {
   test('a grievance is delivered once, signed with the Standard Webhooks scheme, to subscribed endpoints only', async () => {
     t.clock.set(new Date()); // the library checks the signature's timestamp against the real time

@@ -36,6 +36,23 @@ export function createdRequest(requestId: string): AuditedRow {
   return { table: 'consent_requests', id: requestId, detailColumns: ['asset_id', 'collection_point_id'] };
 }
 
+/**
+ * The `consent_link.created` event's data: what the caller knows, with the asset and the collection
+ * point's UUID read in SQL from the request row just written (the body may name the point by its display
+ * id), so the event leaves with the insert (webhooks' recordEventFrom). null, so no event, when the
+ * request was not created.
+ */
+export function createdRequestEvent(requestId: string): { sql: string; params: unknown[] } {
+  return {
+    sql: `select $4::text::jsonb || jsonb_build_object('asset_id', r.asset_id, 'collection_point_id', r.collection_point_id)
+            from consent_requests r where r.org_id = $1::uuid and r.id = $6::uuid`,
+    params: [requestId],
+  };
+}
+
+/** Which of a day's count rows a write adds to: the connection's (migration 0085); reads sum them all. */
+const COUNT_SHARD = '(pg_backend_pid() % 16)::smallint';
+
 export interface OutboundMessage {
   id: string;
   channel: 'sms' | 'email';
@@ -117,9 +134,10 @@ export function consentLinkRepo(tx: TenantTx) {
            insert into consent_link_events (org_id, id, request_id, token_hash, created_at, expires_at)
            select $1::uuid, $7::uuid, req.id, $10::text, $8::timestamptz, $9::timestamptz from req
          ), daily as (
-           insert into consent_link_daily_counts (org_id, asset_id, day, collection_point_id, created, completed)
-           select $1::uuid, req.asset_id, ($8::timestamptz at time zone 'UTC')::date, req.collection_point_id, 1, 0 from req
-           on conflict (org_id, asset_id, day, collection_point_id) do update set created = consent_link_daily_counts.created + 1
+           -- The connection's own row of the day's counts (migration 0085): no wait on another's commit.
+           insert into consent_link_daily_counts (org_id, asset_id, day, collection_point_id, shard, created, completed)
+           select $1::uuid, req.asset_id, ($8::timestamptz at time zone 'UTC')::date, req.collection_point_id, ${COUNT_SHARD}, 1, 0 from req
+           on conflict (org_id, asset_id, day, collection_point_id, shard) do update set created = consent_link_daily_counts.created + 1
          ), msgs as (
            insert into outbound_messages (org_id, id, channel, recipient, body, request_id, event_id, status, next_attempt_at, created_at)
            select $1::uuid, m.id, m.channel, m.recipient, m.body, req.id, $7::uuid, 'queued', $8::timestamptz, $8::timestamptz
@@ -207,9 +225,9 @@ export function consentLinkRepo(tx: TenantTx) {
             where org_id = $1::uuid and id = $2::uuid and completed_at is null
             returning asset_id, collection_point_id, created_at
          )
-         insert into consent_link_daily_counts (org_id, asset_id, day, collection_point_id, created, completed)
-         select $1::uuid, asset_id, (created_at at time zone 'UTC')::date, collection_point_id, 0, 1 from upd
-         on conflict (org_id, asset_id, day, collection_point_id) do update set completed = consent_link_daily_counts.completed + 1`,
+         insert into consent_link_daily_counts (org_id, asset_id, day, collection_point_id, shard, created, completed)
+         select $1::uuid, asset_id, (created_at at time zone 'UTC')::date, collection_point_id, ${COUNT_SHARD}, 0, 1 from upd
+         on conflict (org_id, asset_id, day, collection_point_id, shard) do update set completed = consent_link_daily_counts.completed + 1`,
         [tx.orgId, requestId, at, action, dpId],
       );
     },

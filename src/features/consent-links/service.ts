@@ -10,8 +10,8 @@ import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { maskPhone, normalisePhone } from '../../platform/phone.js';
 import { newOpaqueToken } from '../../platform/crypto/opaque-tokens.js';
 import { alongsideAudit } from '../audit/index.js';
-import { recordEvent } from '../../platform/webhooks/events.js';
-import { consentLinkRepo, createdRequest, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
+import { recordEventFrom, settled } from '../../platform/webhooks/events.js';
+import { consentLinkRepo, createdRequest, createdRequestEvent, type HistoryFilter, type OutboundMessage, type PointCounts, type RequestRow } from './repo.js';
 import { TIMESTAMP_MESSAGE, type ConsentAction, type DailyCountsInput, type CreateConsentLinkInput, type DuplicateConsentLinkInput, type HistoryQueryInput, type LinkStatus } from './schemas.js';
 
 export const MAX_REGENERATIONS = 5;
@@ -106,8 +106,11 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
           details: { event_id: eventId, channels: messages.map((m) => m.channel) },
           onlyWith: createdRequest(requestId),
         };
-        // The checks run in the insert's own statement, and the audit entry is sent with it: one
-        // round trip with BEGIN, then COMMIT. A refusal below rolls back a transaction that wrote nothing.
+        // The checks run in the insert's own statement, and the audit entry and the webhook event (the
+        // link itself, which carries a token, and the phone are never in it) are sent with it: one round
+        // trip with BEGIN, then COMMIT. A refusal below rolls back a transaction that wrote nothing.
+        const known = { request_id: requestId, event_id: eventId, dp_id: input.dp_id ?? null, expires_at: expiresAt, channels: messages.map((m) => m.channel) };
+        const created = createdRequestEvent(requestId);
         const creating = consentLinkRepo(tx).createRequest({
           requestId,
           eventId,
@@ -120,7 +123,7 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
           expiresAt,
           messages,
         });
-        const point = await alongsideAudit(tx, ctx, at, event, creating);
+        const [point] = await settled(alongsideAudit(tx, ctx, at, event, creating), recordEventFrom(tx, 'consent_link.created', at, known, created.sql, created.params));
         if (!point) throw new AppError('not_found', 'Collection point not found');
         if (point.asset_id !== assetId) {
           throw new AppError('validation_failed', 'asset_id is not the asset of this collection point', [
@@ -134,13 +137,6 @@ export function createConsentLinkService({ db, clock, publicUrl, defaultCountryC
           ]);
         }
         if (!point.created) throw new Error('consent request not created although its collection point passed the checks');
-        // The link itself (it carries a token) and the phone are never in an event.
-        await recordEvent(
-          tx,
-          'consent_link.created',
-          { request_id: requestId, event_id: eventId, asset_id: point.asset_id, collection_point_id: point.id, dp_id: input.dp_id ?? null, expires_at: expiresAt, channels: messages.map((m) => m.channel) },
-          at,
-        );
         return { request_id: requestId, event_id: eventId, consent_link: link, expires_at: expiresAt, delivery_status: deliveryStatus(messages) };
       });
     },

@@ -26,10 +26,27 @@ export interface ReceiptRow {
 
 const COLUMNS = 'id as consent_id, collection_point_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, created_at';
 
+type NewRecord = Omit<ConsentRecordRow, 'consent_id' | 'created_at'> & { id: string; dataPrincipalId: string; channel: ConsentChannel; at: Date; receipt: string };
+
+/** The row the insert below answers, known before it is sent (so its webhook event leaves with it). */
+export function newConsentRow(c: NewRecord): ConsentRecordRow {
+  return {
+    consent_id: c.id,
+    collection_point_id: c.collection_point_id,
+    dp_id: c.dp_id,
+    consent_action: c.consent_action,
+    purposes: c.purposes,
+    notice_version: c.notice_version,
+    request_id: c.request_id,
+    event_id: c.event_id,
+    created_at: c.at,
+  };
+}
+
 export function consentRepo(tx: TenantTx) {
   return {
     /** Records the data principal if new, then appends the consent: one statement. */
-    async insert(c: Omit<ConsentRecordRow, 'consent_id' | 'created_at'> & { id: string; dataPrincipalId: string; channel: ConsentChannel; at: Date; receipt: string }) {
+    async insert(c: NewRecord) {
       const rows = await tx.query<ConsentRecordRow>(
         `with ${PRINCIPAL_CTE}
          insert into consent_records (org_id, id, collection_point_id, data_principal_id, dp_id, consent_action, purposes, notice_version, request_id, event_id, channel, created_at, receipt)

@@ -10,9 +10,9 @@ import { uuidv7 } from '../../platform/ids.js';
 import { findCollectionPoint, type PurposeRow } from '../collection-points/index.js';
 import { completeLinkRequest, markLatestRequestRevoked, type ConsentAction } from '../consent-links/index.js';
 import { alongsideAudit } from '../audit/index.js';
-import { recordEvent, together } from '../../platform/webhooks/events.js';
+import { recordEvent, settled } from '../../platform/webhooks/events.js';
 import type { ReceiptSigner } from '../receipts/index.js';
-import { consentRepo, principalConsentRepo, type ConsentChannel, type ReceiptRow } from './repo.js';
+import { consentRepo, newConsentRow, principalConsentRepo, type ConsentChannel, type ReceiptRow } from './repo.js';
 import type { RecordConsentInput } from './schemas.js';
 
 export interface ConsentServiceDeps {
@@ -106,7 +106,7 @@ export function createConsentService({ db, clock, receipts, publicUrl, onWithdra
           requestId,
           eventId,
         });
-        const inserting = consentRepo(tx).insert({
+        const record = {
           id,
           dataPrincipalId: uuidv7(),
           collection_point_id: point.id,
@@ -119,7 +119,8 @@ export function createConsentService({ db, clock, receipts, publicUrl, onWithdra
           channel,
           at,
           receipt,
-        });
+        };
+        const inserting = consentRepo(tx).insert(record);
         // Never the dp_id: the record's own id leads to it for whoever may see it.
         const event = {
           action: 'consent.recorded',
@@ -127,10 +128,12 @@ export function createConsentService({ db, clock, receipts, publicUrl, onWithdra
           targetId: id,
           details: { collection_point_id: point.id, consent_action: action, notice_version: point.notice_version, request_id: requestId, event_id: eventId, channel },
         };
-        const consent = await alongsideAudit(tx, ctx, at, event, inserting);
-        await together(
-          recordEvent(tx, 'consent.recorded', { consent }, at),
-          ...(requestId === null ? [] : [recordEvent(tx, 'consent_link.completed', { request_id: requestId, event_id: eventId, consent_id: id, consent_action: action }, at)]),
+        // The record, its audit entry and its events leave in one batch (the events' data is known
+        // before the insert answers; an insert that fails rolls them back).
+        const [consent] = await settled(
+          alongsideAudit(tx, ctx, at, event, inserting),
+          recordEvent(tx, 'consent.recorded', { consent: newConsentRow(record) }, at),
+          requestId === null ? undefined : recordEvent(tx, 'consent_link.completed', { request_id: requestId, event_id: eventId, consent_id: id, consent_action: action }, at),
         );
         return consent;
       });
@@ -141,10 +144,10 @@ export function createConsentService({ db, clock, receipts, publicUrl, onWithdra
       return withTenant(db, ctx.orgId, async (tx) => {
         const [point, signing] = await Promise.all([activePoint(tx, collectionPointId), receipts.prepare(tx, null)]);
         const repo = consentRepo(tx);
-        const latest = await repo.latest(point.id, dpId);
+        // Sent together: a refusal below rolls back what the second wrote.
+        const [latest] = await settled(repo.latest(point.id, dpId), markLatestRequestRevoked(tx, point.id, dpId));
         if (!latest) throw new AppError('not_found', 'No consent on record for this data principal at this collection point');
         if (latest.consent_action === 'revoked') throw new AppError('conflict', 'Consent was already withdrawn');
-        await markLatestRequestRevoked(tx, point.id, dpId);
         const id = uuidv7();
         const event = {
           action: 'consent.withdrawn',
@@ -165,12 +168,12 @@ export function createConsentService({ db, clock, receipts, publicUrl, onWithdra
           requestId: null,
           eventId: null,
         });
-        const inserting = repo.insert({
+        const record = {
           id,
           dataPrincipalId: uuidv7(),
           collection_point_id: point.id,
           dp_id: dpId,
-          consent_action: 'revoked',
+          consent_action: 'revoked' as const,
           purposes,
           notice_version: point.notice_version,
           request_id: null,
@@ -178,14 +181,16 @@ export function createConsentService({ db, clock, receipts, publicUrl, onWithdra
           channel,
           at,
           receipt,
-        });
-        const consent = await alongsideAudit(tx, ctx, at, event, inserting);
-        await recordEvent(tx, 'consent.withdrawn', { consent, previous_consent_id: latest.consent_id }, at);
-        if (onWithdrawn) {
-          // The purposes the withdrawn consent had granted.
-          const granted = new Set(latest.purposes.filter((p) => p.granted).map((p) => p.id));
-          await onWithdrawn(tx, ctx, { dpId, purposes: point.purposes.filter((p) => granted.has(p.id)).map((p) => p.name), consentId: id }, at);
-        }
+        };
+        const inserting = repo.insert(record);
+        // The purposes the withdrawn consent had granted.
+        const granted = new Set(latest.purposes.filter((p) => p.granted).map((p) => p.id));
+        // The record, its audit entry, its event and the fulfilment's first reads leave in one batch.
+        const [consent] = await settled(
+          alongsideAudit(tx, ctx, at, event, inserting),
+          recordEvent(tx, 'consent.withdrawn', { consent: newConsentRow(record), previous_consent_id: latest.consent_id }, at),
+          onWithdrawn?.(tx, ctx, { dpId, purposes: point.purposes.filter((p) => granted.has(p.id)).map((p) => p.name), consentId: id }, at),
+        );
         return consent;
       });
     },

@@ -43,6 +43,44 @@ const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const FINISHED = `('resolved', 'rejected', 'closed')`;
 const G_COLUMNS = COLUMNS.split(', ').map((c) => `g.${c}`).join(', ');
 
+/**
+ * The `grievance.created` event's data, `{ticket}`: the filed row as the insert answers it. What the
+ * caller knows is sent as JSON; the person's id and the due date, which the insert reads from the store,
+ * are read in SQL from the row just written (webhooks' recordEventFrom), so the event leaves with the
+ * insert. null when no row has that id (a ticket_id already taken: the insert wrote nothing).
+ */
+export function filedTicketEvent(t: {
+  id: string;
+  ticketId: string;
+  clientUserId: string;
+  subject: string;
+  description: string;
+  category: string;
+  attachmentUrl: string | null;
+  at: Date;
+}): { known: Record<string, unknown>; sql: string; params: unknown[] } {
+  const ticket = {
+    id: t.id,
+    ticket_id: t.ticketId,
+    client_user_id: t.clientUserId,
+    subject: t.subject,
+    description: t.description,
+    category: t.category,
+    status: 'open',
+    attachment_url: t.attachmentUrl,
+    created_at: t.at,
+    updated_at: t.at,
+    paused: [],
+    resolved_at: null,
+  };
+  return {
+    known: { ticket },
+    sql: `select jsonb_build_object('ticket', ($4::text::jsonb -> 'ticket') || jsonb_build_object('user_id', g.user_id, 'due_at', to_char(g.due_at at time zone 'UTC', ${ISO_MS})))
+            from grievances g where g.org_id = $1::uuid and g.id = $6::uuid`,
+    params: [t.id],
+  };
+}
+
 /** What an update replaced, so the caller can tell what really changed. */
 export interface PreviousValues {
   previous_status: GrievanceStatus;

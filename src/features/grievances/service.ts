@@ -8,9 +8,10 @@ import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { randomCode, UPPER_ALNUM, uuidv7 } from '../../platform/ids.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import { DEFAULT_GRIEVANCE_PERIOD_DAYS } from '../data-principals/service.js';
-import { recordEvent, together } from '../../platform/webhooks/events.js';
+import { recordEvent, recordEventFrom, settled, together } from '../../platform/webhooks/events.js';
 import { queueTicketNotice, rightsCenterUrl } from '../data-principals/index.js';
 import {
+  filedTicketEvent,
   grievanceMessageRepo,
   grievanceRepo,
   principalGrievanceRepo,
@@ -47,7 +48,7 @@ export interface GrievanceServiceDeps {
   /** The service's public URL: messages to a data principal link to their Rights Center on the organization's host. */
   publicUrl: URL;
   /** Called in the creating transaction of every ticket (fulfilment creates its tasks there). */
-  onFiled?: (tx: TenantTx, ctx: TenantContext, ticket: GrievanceRow, at: Date) => Promise<void>;
+  onFiled?: (tx: TenantTx, ctx: TenantContext, ticket: Pick<GrievanceRow, 'ticket_id' | 'category' | 'client_user_id'>, at: Date) => Promise<void>;
 }
 
 const statusWords = (status: GrievanceStatus) => status.replace('_', ' ');
@@ -139,6 +140,44 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
     ];
   }
 
+  /**
+   * Files a ticket under a freshly drawn ticket_id: the row and its first history entry, the audit entry
+   * and the webhook event (its data read in SQL from the row just written: the due date and the person's
+   * id come from the store) leave in one batch, with `also`'s first statements after them. null when the
+   * id was taken: the insert wrote nothing, and the entry and the event, written only with the row,
+   * neither.
+   */
+  async function file(
+    tx: TenantTx,
+    ctx: TenantContext,
+    input: CreateGrievanceInput,
+    at: Date,
+    also?: (ticket: Pick<GrievanceRow, 'ticket_id' | 'category' | 'client_user_id'>) => Promise<void>,
+  ): Promise<GrievanceRow | null> {
+    const id = uuidv7();
+    const ticketId = 'GRV-' + randomCode(UPPER_ALNUM, 8);
+    const filed = {
+      id,
+      ticketId,
+      clientUserId: input.client_user_id,
+      subject: input.subject,
+      description: input.description,
+      category: input.category,
+      attachmentUrl: input.attachment_url ?? null,
+      at,
+    };
+    const inserting = grievanceRepo(tx).insert({ ...filed, historyId: uuidv7(), actor: ctx.actor });
+    const entry = { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' }, onlyWith: { table: 'grievances', id } };
+    const event = filedTicketEvent(filed);
+    const ticket = { ticket_id: ticketId, category: input.category, client_user_id: input.client_user_id };
+    const [row] = await settled(
+      alongsideAudit(tx, ctx, at, entry, inserting),
+      recordEventFrom(tx, 'grievance.created', at, event.known, event.sql, event.params),
+      also?.(ticket),
+    );
+    return row ? withClock(row, at) : null;
+  }
+
   const service = {
     listForUser(ctx: TenantContext, clientUserId: string): Promise<GrievanceRow[]> {
       // One statement: sent with its transaction in a single round trip (the hot read of this API).
@@ -150,29 +189,15 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
     async create(ctx: TenantContext, input: CreateGrievanceInput): Promise<GrievanceRow> {
       // 36^8 ids per organization: a collision is rare, and retried with a fresh id in a fresh transaction.
       for (let attempt = 0; attempt < 5; attempt++) {
-        const ticketId = 'GRV-' + randomCode(UPPER_ALNUM, 8);
         const at = clock.now();
         try {
           return await withTenant(db, ctx.orgId, async (tx) => {
-            const inserting = grievanceRepo(tx).insert({
-              id: uuidv7(),
-              historyId: uuidv7(),
-              ticketId,
-              clientUserId: input.client_user_id,
-              subject: input.subject,
-              description: input.description,
-              category: input.category,
-              attachmentUrl: input.attachment_url ?? null,
-              at,
-              actor: ctx.actor,
-            });
-            const event = { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } };
-            const row = await alongsideAudit(tx, ctx, at, event, inserting);
+            // The fulfilment's first reads (its systems) join the filing's batch: filing is two round
+            // trips, that batch and COMMIT, when the organization has no system to give tasks to. If the
+            // drawn id was taken, the throw rolls back whatever they wrote.
+            const row = await file(tx, ctx, input, at, onFiled && ((ticket) => onFiled(tx, ctx, ticket, at)));
             if (!row) throw new TicketIdTaken();
-            // The event and the fulfilment's first reads (its systems) leave together: filing stays two
-            // round trips when the organization has no system to give tasks to.
-            await Promise.all([recordEvent(tx, 'grievance.created', { ticket: row }, at), onFiled?.(tx, ctx, row, at)]);
-            return withClock(row, at);
+            return row;
           });
         } catch (e) {
           if (!(e instanceof TicketIdTaken)) throw e;
@@ -279,23 +304,8 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
      */
     async fileIn(tx: TenantTx, ctx: TenantContext, input: CreateGrievanceInput, at: Date): Promise<GrievanceRow> {
       for (let attempt = 0; attempt < 5; attempt++) {
-        const ticketId = 'GRV-' + randomCode(UPPER_ALNUM, 8);
-        const row = await grievanceRepo(tx).insert({
-          id: uuidv7(),
-          historyId: uuidv7(),
-          ticketId,
-          clientUserId: input.client_user_id,
-          subject: input.subject,
-          description: input.description,
-          category: input.category,
-          attachmentUrl: input.attachment_url ?? null,
-          at,
-          actor: ctx.actor,
-        });
-        if (!row) continue;
-        await recordAudit(tx, ctx, at, { action: 'grievance.created', targetType: 'grievance', targetId: ticketId, details: { category: input.category, status: 'open' } });
-        await recordEvent(tx, 'grievance.created', { ticket: row }, at);
-        return withClock(row, at);
+        const row = await file(tx, ctx, input, at);
+        if (row) return row;
       }
       throw new AppError('internal', 'Could not allocate a ticket id');
     },

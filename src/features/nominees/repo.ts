@@ -22,6 +22,35 @@ export interface NomineeRow {
 const COLUMNS =
   'id, client_user_id, nominee_name, nominee_email, nominee_mobile, relationship, purpose_of_appointment, status, verified_at, created_at, updated_at';
 
+/** What a new nominee is, as the insert below writes it and answers it. */
+export interface NewNominee {
+  id: string;
+  clientUserId: string;
+  name: string;
+  email: string;
+  mobile: string;
+  relationship: string;
+  purpose: string | null;
+  at: Date;
+}
+
+/** The row the insert answers, known before it is sent (its webhook event leaves with it). */
+export function newNomineeRow(n: NewNominee): NomineeRow {
+  return {
+    id: n.id,
+    client_user_id: n.clientUserId,
+    nominee_name: n.name,
+    nominee_email: n.email,
+    nominee_mobile: n.mobile,
+    relationship: n.relationship as NomineeRow['relationship'],
+    purpose_of_appointment: n.purpose,
+    status: 'pending',
+    verified_at: null,
+    created_at: n.at,
+    updated_at: n.at,
+  };
+}
+
 const N_COLUMNS = COLUMNS.split(', ').map((c) => `n.${c}`).join(', ');
 
 /** What an update replaced: the status before, and the fields whose value really changed. */
@@ -63,16 +92,7 @@ export function nomineeRepo(tx: TenantTx, owner: string | null = null) {
       );
     },
 
-    async insert(n: {
-      id: string;
-      clientUserId: string;
-      name: string;
-      email: string;
-      mobile: string;
-      relationship: string;
-      purpose: string | null;
-      at: Date;
-    }): Promise<NomineeRow> {
+    async insert(n: NewNominee): Promise<NomineeRow> {
       const rows = await tx.query<NomineeRow>(
         `insert into nominees (org_id, id, client_user_id, nominee_name, nominee_email, nominee_mobile, relationship,
                                purpose_of_appointment, status, verified_at, created_at, updated_at)

@@ -7,8 +7,8 @@ import { AppError } from '../../platform/http/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { normalisePhone } from '../../platform/phone.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
-import { recordEvent, together } from '../../platform/webhooks/events.js';
-import { nomineeRepo, principalNomineeRepo, type NomineeChange, type NomineeRow } from './repo.js';
+import { recordEvent, settled, together } from '../../platform/webhooks/events.js';
+import { newNomineeRow, nomineeRepo, principalNomineeRepo, type NomineeChange, type NomineeRow } from './repo.js';
 import type { CreateNomineeInput, ListNomineesInput, MyNomineeInput, MyNomineeUpdateInput, UpdateNomineeInput } from './schemas.js';
 
 const notFound = () => new AppError('not_found', 'Nominee not found');
@@ -44,10 +44,16 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
   // What every appointment, change and removal records, whoever makes it (the organization or the person):
   // the audit entry in the change's own batch, and the webhook event.
 
-  async function appointed(tx: TenantTx, ctx: TenantContext, at: Date, id: string, inserting: Promise<NomineeRow>): Promise<NomineeRow> {
-    const nominee = await alongsideAudit(tx, ctx, at, { action: 'nominee.created', targetType: 'nominee', targetId: id, details: { status: 'pending' } }, inserting);
-    await recordEvent(tx, 'nominee.created', { nominee }, at);
-    return nominee;
+  /**
+   * The insert, its audit entry and its webhook event leave in one batch. The event's data is the row
+   * the insert writes (every value of it comes from here), and an insert that fails rolls the event back.
+   */
+  async function appointed(tx: TenantTx, ctx: TenantContext, at: Date, nominee: NomineeRow, inserting: Promise<NomineeRow>): Promise<NomineeRow> {
+    const [row] = await settled(
+      alongsideAudit(tx, ctx, at, { action: 'nominee.created', targetType: 'nominee', targetId: nominee.id, details: { status: 'pending' } }, inserting),
+      recordEvent(tx, 'nominee.created', { nominee }, at),
+    );
+    return row;
   }
 
   /** The entry names what really changed, which only the update knows: one more statement after it. */
@@ -113,7 +119,8 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
       const id = uuidv7();
       const at = clock.now();
       const contact = contactOf(input);
-      return withTenant(db, ctx.orgId, (tx) => appointed(tx, ctx, at, id, nomineeRepo(tx).insert({ id, clientUserId: input.user_id, ...contact, at })));
+      const n = { id, clientUserId: input.user_id, ...contact, at };
+      return withTenant(db, ctx.orgId, (tx) => appointed(tx, ctx, at, newNomineeRow(n), nomineeRepo(tx).insert(n)));
     },
 
     update(ctx: TenantContext, nomineeId: string, input: UpdateNomineeInput): Promise<NomineeRow> {
@@ -155,7 +162,8 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
       const id = uuidv7();
       const at = clock.now();
       const contact = contactOf(input);
-      return withPrincipal(db, principalScope(ctx), (tx) => appointed(tx, ctx, at, id, principalNomineeRepo(tx).insert({ id, ...contact, at })));
+      const n = { id, ...contact, at };
+      return withPrincipal(db, principalScope(ctx), (tx) => appointed(tx, ctx, at, newNomineeRow({ ...n, clientUserId: ctx.actor.dpId }), principalNomineeRepo(tx).insert(n)));
     },
 
     /**

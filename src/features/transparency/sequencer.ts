@@ -66,15 +66,23 @@ export function publishedCheckpoint(r: CheckpointRow): PublishedCheckpoint {
   };
 }
 
+/** How long after its last entry an organization stays a target of the ticks (longer than a write's transaction). */
+const SETTLE_MS = 5_000;
+
 export function createSequencer(deps: SequencerDeps) {
   const { db, clock, signer, log } = deps;
   const checkpointMs = deps.checkpointMs ?? 60_000;
   const batch = SEAL_BATCH[db.kind];
   const sweepMs = deps.sweepMs ?? 60_000;
-  const dirty = new Set<string>();
+  // Organizations with entries to seal: when an entry was last recorded (ms), or 0 for "once more".
+  // The listener fires when the entry is written, before its transaction commits: an organization stays
+  // a target for SETTLE_MS after its last entry, so a tick that ran before the commit (and found nothing
+  // committed to seal) is not the last one to look (without it, the entry waited for the sweep).
+  const dirty = new Map<string, number>();
+  const again = (org: string) => dirty.set(org, dirty.get(org) ?? 0);
   const checkpointDue = new Map<string, number>();
   let nextSweep = 0;
-  const unsubscribe = onAuditRecorded((orgId) => dirty.add(orgId));
+  const unsubscribe = onAuditRecorded((orgId) => dirty.set(orgId, Date.now()));
 
   /** One transaction: a batch sealed. */
   async function sealBatch(orgId: string): Promise<SealOutcome> {
@@ -164,8 +172,8 @@ export function createSequencer(deps: SequencerDeps) {
   /** One tick: the organizations written to, those whose checkpoint is due, and (every sweepMs, unless `sweep` is false) every organization with work. */
   async function runOnce(options: { sweep?: boolean } = {}): Promise<{ organizations: number; sealed: number; checkpoints: number }> {
     const now = Date.now();
-    const targets = new Set(dirty);
-    dirty.clear();
+    const targets = new Set(dirty.keys());
+    for (const [org, at] of dirty) if (at <= now - SETTLE_MS) dirty.delete(org);
     for (const [org, at] of checkpointDue) if (at <= clock.now().getTime()) targets.add(org);
     if (options.sweep !== false) for (const org of await sweepTargets(now)) targets.add(org);
     let sealed = 0;
@@ -175,11 +183,11 @@ export function createSequencer(deps: SequencerDeps) {
         const r = await seal(org, 'due');
         sealed += r.sealed;
         if (r.checkpoint) checkpoints += 1;
-        if (r.busy) dirty.add(org);
+        if (r.busy) again(org);
         if (r.checkpointDueAt !== null) checkpointDue.set(org, r.checkpointDueAt);
         else if (!r.busy) checkpointDue.delete(org);
       } catch (err) {
-        dirty.add(org);
+        again(org);
         log.error({ err, orgId: org }, 'audit sealing failed');
       }
     }
@@ -206,7 +214,7 @@ export function createSequencer(deps: SequencerDeps) {
   /** Before a read of the log (GET /api/v1/audit-log): what is committed sealed, checkpoint only if due; a busy organization is left to its sealer. */
   async function catchUp(orgId: string): Promise<void> {
     const r = await seal(orgId, 'due');
-    if (r.busy) dirty.add(orgId);
+    if (r.busy) again(orgId);
     else if (r.checkpointDueAt !== null) checkpointDue.set(orgId, r.checkpointDueAt);
   }
 

@@ -227,8 +227,11 @@ async function openPostgres(url: string, rls: boolean, poolSize = POOL_SIZE, rea
       opened.catch(() => {});
       const result = await fn(wrap(conn));
       await opened;
-      await conn.unsafe('commit');
+      // A statement fn sent without waiting for it (pipelined with COMMIT) that failed leaves the
+      // transaction aborted, and the server then answers COMMIT with ROLLBACK: never taken for a commit.
+      const commit = await conn.unsafe('commit');
       inTransaction = false;
+      if (commit.command !== 'COMMIT') throw new Error(`tenant transaction ended in ${commit.command ?? 'an unknown state'}, not COMMIT`);
       return result;
     } catch (e) {
       if (inTransaction) await conn.unsafe('rollback').catch(() => {});

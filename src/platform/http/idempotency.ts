@@ -59,10 +59,16 @@ function joining(orgId: string): IdempotentRequest | null {
 function joined<T>(scope: IdempotentRequest, fn: (tx: Queryable) => Promise<T>): Promise<T> {
   const run = async () => {
     const name = `assent_sp_${++scope.savepoints}`;
-    await scope.tx.query(`savepoint ${name}`);
+    // SAVEPOINT leaves with fn's first statements and RELEASE with whatever comes next (the next piece,
+    // or the key's insert and COMMIT): no round trip of their own. Statements on one connection run in
+    // the order sent, so fn's run inside the savepoint; if SAVEPOINT failed, so do they (and fn throws),
+    // and a failed RELEASE aborts the transaction, whose COMMIT the store then refuses.
+    const opened = scope.tx.query(`savepoint ${name}`);
+    opened.catch(() => {});
     try {
       const result = await fn(scope.tx);
-      await scope.tx.query(`release savepoint ${name}`);
+      await opened;
+      scope.tx.query(`release savepoint ${name}`).catch(() => {});
       return result;
     } catch (e) {
       await scope.tx.query(`rollback to savepoint ${name}`).catch(() => {});
@@ -103,11 +109,18 @@ async function openTransaction(db: Database, orgId: string): Promise<Pick<Idempo
   const decided = new Promise<{ commit: boolean; last?: (tx: Queryable) => Promise<void> }>((resolve) => (decide = resolve));
   let ready!: (tx: Queryable) => void;
   const opened = new Promise<Queryable>((resolve) => (ready = resolve));
+  let lastStatement: Promise<void> | null = null;
   const done = db.tenantTransaction(orgId, async (tx) => {
     ready(tx);
     const { commit, last } = await decided;
     if (!commit) throw rollbackOnly;
-    if (last) await last(tx);
+    // Not waited for: it leaves with COMMIT. If it fails, the transaction is aborted and COMMIT is
+    // refused (the store's tenantTransaction checks that COMMIT committed), so the change is not stored
+    // without its key; finish() then throws the statement's own error.
+    if (last) {
+      lastStatement = last(tx);
+      lastStatement.catch(() => {});
+    }
   });
   const tx = await Promise.race([opened, done.then(() => Promise.reject(new Error('transaction ended before it opened')))]);
   return {
@@ -117,8 +130,11 @@ async function openTransaction(db: Database, orgId: string): Promise<Pick<Idempo
       try {
         await done;
       } catch (e) {
-        if (e !== rollbackOnly) throw e;
+        if (e === rollbackOnly) return;
+        await lastStatement;
+        throw e;
       }
+      await lastStatement;
     },
   };
 }

@@ -57,6 +57,29 @@ export async function recordEvent(tx: TenantTx, type: EventType, data: EventData
   );
 }
 
+/**
+ * As recordEvent, with the data completed in SQL from what the statements sent before it in the
+ * transaction wrote: `dataSql` is a jsonb expression that may use `$1` (the organization), `$4` (the
+ * `known` part, as text: `$4::text::jsonb`) and `$6`… (`params`). No event when it is null. So a change
+ * whose event carries values only the change's own statement knows (a due date from the organization's
+ * settings, an id resolved from a display id) sends its event with the change: no round trip of its own.
+ */
+export async function recordEventFrom(tx: TenantTx, type: EventType, at: Date, known: EventData, dataSql: string, params: readonly unknown[] = []): Promise<void> {
+  await tx.query(
+    `with subscribed as (
+       select id from webhook_endpoints where org_id = $1::uuid and enabled and $3::text = any(events) for key share
+     ), ev as (
+       insert into webhook_events (org_id, id, type, data, created_at)
+       select $1::uuid, $2::uuid, $3::text, d.data, $5::timestamptz from (select (${dataSql})::jsonb as data) d
+        where d.data is not null and exists (select 1 from subscribed)
+       returning id
+     )
+     insert into webhook_deliveries (org_id, id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+     select $1::uuid, gen_random_uuid(), s.id, ev.id, 'pending', 0, $5::timestamptz, $5::timestamptz from subscribed s cross join ev`,
+    [tx.orgId, uuidv7(), type, json(known), at, ...params],
+  );
+}
+
 /** A test event for one endpoint (enabled or not): returns the delivery's id. */
 export async function recordTestEvent(tx: TenantTx, endpointId: string, at: Date): Promise<{ event_id: string; delivery_id: string }> {
   const eventId = uuidv7();
@@ -71,6 +94,16 @@ export async function recordTestEvent(tx: TenantTx, endpointId: string, at: Date
     [tx.orgId, eventId, deliveryId, TEST_EVENT_TYPE, json({ message: 'A test event sent from Assent', endpoint_id: endpointId }), at, endpointId],
   );
   return { event_id: eventId, delivery_id: deliveryId };
+}
+
+/**
+ * Waits for statements sent side by side in one transaction and answers their values (so a change's
+ * own answer can be used), or throws the first failure once all have settled.
+ */
+export async function settled<T extends unknown[]>(...statements: { [K in keyof T]: Promise<T[K]> | undefined }): Promise<T> {
+  const results = await Promise.allSettled(statements);
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as T;
 }
 
 /**
