@@ -24,6 +24,8 @@ import { CATEGORIES, summariseProfile, type ProfileSummary } from './profile.js'
 import { integrationEndpoints, seedHookOrg, startHookReceiver } from './integration.js';
 import { fulfilmentEndpoints, seedFulfilmentOrg } from './fulfilment.js';
 import { scratchDatabase } from './scratch-db.js';
+import { createSequencer } from '../src/features/transparency/sequencer.js';
+import { systemClock } from '../src/platform/clock.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = join(ROOT, 'bench/results');
@@ -539,6 +541,11 @@ interface Measured {
    * the server process, and the PostgreSQL backends serving its database (null: not readable here).
    */
   cpuUs: { server: number | null; database: number | null };
+  /**
+   * What the database's active backends were doing, sampled every 100 ms in the load window (PostgreSQL
+   * only): samples per `wait_event_type:wait_event` (`CPU` when not waiting), summed over the windows.
+   */
+  waits?: Record<string, number>;
   /** Each round's own figures, when there were several (in round order; see --rounds). */
   rounds?: { rps: number; p50: number; p99: number; cpuUs: { server: number | null; database: number | null } }[];
 }
@@ -580,8 +587,27 @@ function combine(windows: Window[]): Measured {
     window: windows[0]!.window,
     ...(windows.some((w) => w.retried) ? { retried: true } : {}),
     cpuUs: { server: cpu((c) => c.server), database: cpu((c) => c.database) },
+    ...(windows.some((w) => w.waits) ? { waits: sumWaits(windows.map((w) => w.waits)) } : {}),
     rounds: windows.map((w) => ({ rps: w.rps, p50: w.p50, p99: w.p99, cpuUs: w.cpuUs })),
   };
+}
+
+function sumWaits(all: (Record<string, number> | undefined)[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const w of all) for (const [k, n] of Object.entries(w ?? {})) out[k] = (out[k] ?? 0) + n;
+  return out;
+}
+
+/** The three commonest states of the database's active backends, as shares of the samples. */
+function waitsCell(w: Record<string, number> | undefined): string {
+  if (!w) return '-';
+  const total = Object.values(w).reduce((a, n) => a + n, 0);
+  if (total === 0) return '-';
+  return Object.entries(w)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([k, n]) => `${k} ${Math.round((n / total) * 100)}%`)
+    .join(', ');
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -611,6 +637,28 @@ const CLOCK_TICKS = (() => {
 interface CpuProbe {
   serverPid: number;
   databasePids?: () => Promise<number[]>;
+  /** The wait event of each active backend of the database (`CPU` when it waits for nothing). */
+  databaseWaits?: () => Promise<string[]>;
+}
+
+/** Samples the database's wait events every 100 ms until stopped. */
+function waitSampler(probe: CpuProbe | undefined): { stop(): Promise<Record<string, number> | undefined> } {
+  if (!probe?.databaseWaits) return { stop: async () => undefined };
+  const counts: Record<string, number> = {};
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      for (const w of await probe.databaseWaits!().catch(() => [])) counts[w] = (counts[w] ?? 0) + 1;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return counts;
+    },
+  };
 }
 
 async function cpuSnapshot(probe: CpuProbe | undefined): Promise<{ server: number | null; database: Map<number, number> | null }> {
@@ -646,6 +694,7 @@ function cpuPerRequestUs(
 async function drive(port: number, ep: Endpoint, seconds: number, connections: number, seed: number, probe?: CpuProbe): Promise<Window> {
   const random = seeded(seed);
   const cpuBefore = await cpuSnapshot(probe);
+  const sampler = waitSampler(probe);
   let i = 0;
   let latencies = new Float64Array(1 << 16);
   let n = 0;
@@ -684,6 +733,7 @@ async function drive(port: number, ep: Endpoint, seconds: number, connections: n
     });
   });
   const endUs = Number(process.hrtime.bigint() / 1000n);
+  const waits = await sampler.stop();
   const cpuAfter = await cpuSnapshot(probe);
   const sorted = latencies.subarray(0, n).sort();
   const non2xx = Object.entries(statuses).reduce((sum, [code, count]) => sum + (Number(code) >= 200 && Number(code) <= 299 ? 0 : count), 0);
@@ -700,6 +750,7 @@ async function drive(port: number, ep: Endpoint, seconds: number, connections: n
     firstFailure,
     window: { startUs, endUs },
     cpuUs: cpuPerRequestUs(cpuBefore, cpuAfter, n),
+    ...(waits ? { waits } : {}),
     latencies: sorted,
   };
 }
@@ -764,13 +815,44 @@ const ONE_ORG = ', one organization';
 const RSS_LIMIT_MB = 300;
 
 /** Lists the PostgreSQL backends connected to one database (through a connection to another one). */
-async function backendLister(adminUrl: string, database: string): Promise<{ list(): Promise<number[]>; close(): Promise<void> }> {
+async function backendLister(adminUrl: string, database: string): Promise<{ list(): Promise<number[]>; waits(): Promise<string[]>; close(): Promise<void> }> {
   const { default: postgres } = await import('postgres');
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connection: { application_name: 'assent-bench-probe' } });
+  // A connection of its own for the sampler, so it never queues behind the CPU readings.
+  const sampler = postgres(adminUrl, { max: 1, onnotice: () => {}, connection: { application_name: 'assent-bench-probe' } });
   return {
     list: async () => (await admin<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${database}`).map((r) => r.pid),
-    close: () => admin.end({ timeout: 5 }),
+    waits: async () =>
+      (
+        await sampler<{ w: string }[]>`select coalesce(wait_event_type || ':' || wait_event, 'CPU') as w from pg_stat_activity
+                                        where datname = ${database} and state = 'active' and pid <> pg_backend_pid()`
+      ).map((r) => r.w),
+    close: async () => {
+      await Promise.all([admin.end({ timeout: 5 }), sampler.end({ timeout: 5 })]);
+    },
   };
+}
+
+/**
+ * Seals the audit entries the baseline wrote, unmeasured, before the service writes again. The baseline
+ * runs the services' SQL without a sequencer, so its entries stay unsealed; the service's sequencer
+ * would otherwise seal all of them inside the service's next load windows (seen 2026-11-29: the
+ * service's second write round at 40–60% of its first, its database CPU per request tripled). So each
+ * server's windows pay for their own writes only: the service's include sealing its own entries (within
+ * a second of their commit), the baseline's have nothing like it.
+ */
+async function sealBacklog(target: StoreTarget): Promise<{ sealed: number; seconds: number }> {
+  const started = Date.now();
+  const config = loadConfig({ DATA_DIR: target.dataDir ?? undefined, DATABASE_URL: target.databaseUrl ?? undefined, LOG_LEVEL: 'silent' });
+  const store = await openStore(config, 'cli');
+  try {
+    const sequencer = createSequencer({ db: store.db, clock: systemClock, log: { error: (o, m) => log(`sealing the baseline's entries: ${m} ${JSON.stringify(o)}`) } });
+    const r = await sequencer.runOnce();
+    await sequencer.stop();
+    return { sealed: r.sealed, seconds: (Date.now() - started) / 1000 };
+  } finally {
+    await store.close();
+  }
 }
 
 async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): Promise<StoreResult> {
@@ -826,7 +908,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
       target: { rps: ep.kind === 'read' ? READ_RPS : WRITE_RPS, p99: ep.kind === 'read' ? READ_P99 : WRITE_P99, cpu: ep.kind === 'read' ? null : WRITE_CPU, met: null },
     }));
     const rss: { server: ServerKind; phase: string; mb: number | null }[] = [];
-    const probeOf = (s: RunningServer): CpuProbe => ({ serverPid: s.pid, databasePids: databasePids?.list });
+    const probeOf = (s: RunningServer): CpuProbe => ({ serverPid: s.pid, databasePids: databasePids?.list, databaseWaits: databasePids?.waits });
 
     // Reads, then writes (which add rows: the baseline's reads must see the data the service's saw); in
     // each, one server at a time, in rounds that alternate which goes first.
@@ -861,6 +943,10 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
       for (let round = 0; round < opts.rounds; round++) {
         for (const server of orderOfRound(round)) {
           const roundNote = opts.rounds > 1 ? ` (round ${round + 1} of ${opts.rounds})` : '';
+          if (phase.name === 'writes' && server === 'service') {
+            const b = await sealBacklog(target);
+            if (b.sealed > 0) log(`${kind}: sealed the ${int(b.sealed)} audit entries written since the service last ran (${f1(b.seconds)} s, unmeasured)`);
+          }
           log(`${kind}: starting the ${server} for the ${phase.name}${roundNote}`);
           const s = await startServer(server, target, pinning, workDir);
           try {
@@ -1063,6 +1149,16 @@ function markdown(report: Report): string {
           `${int((e.service?.non2xx ?? 0) + (e.service?.errors ?? 0))} / ${int((e.baseline?.non2xx ?? 0) + (e.baseline?.errors ?? 0))} | ` +
           `${cpuCell(e.service, withDb)} / ${cpuCell(e.baseline, withDb)} | ${target} | ${e.target.met === null ? '-' : e.target.met ? 'yes' : '**no**'} |`,
       );
+    }
+    if (s.endpoints.some((e) => e.service?.waits)) {
+      out.push(
+        '',
+        "Database waits: what the database's active backends were doing, sampled every 100 ms in the load windows (the three commonest states, as shares of the samples; CPU: running, not waiting).",
+        '',
+        '| endpoint | service | baseline |',
+        '|---|---|---|',
+      );
+      for (const e of s.endpoints) out.push(`| ${e.name} | ${waitsCell(e.service?.waits)} | ${waitsCell(e.baseline?.waits)} |`);
     }
     out.push(
       '',
