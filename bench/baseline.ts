@@ -1,6 +1,7 @@
 // The baseline bench/run.ts measures the service against: a bare Fastify server running the same SQL
 // for each benchmarked endpoint (the features' own service and repository code, so the statements are
-// the service's by construction), and nothing else: no tenant transaction or row-level security (the
+// the service's by construction, on one connection in the order sent), and nothing else: no tenant
+// transaction (each statement commits on its own) or row-level security (the
 // organization comes from a map of Host labels loaded at start), no credentials, no validation, no
 // response schemas (JSON.stringify), no logger. Run as its own process:
 //   PORT=3100 DATA_DIR=... | DATABASE_URL=... node --import tsx bench/baseline.ts
@@ -32,12 +33,24 @@ async function openBare(): Promise<Database> {
   if (url) {
     // The service's pool: the same size, prepared statements.
     const sql = postgres(url, { max: 10, onnotice: () => {}, connection: { application_name: 'assent-bench-baseline' } });
-    const q: Queryable = {
+    const on = (s: postgres.Sql | postgres.ReservedSql): Queryable => ({
       async query<T>(text: string, params?: readonly unknown[]) {
-        return (await sql.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as T[];
+        return (await s.unsafe(text, (params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as T[];
       },
+    });
+    // A service's "transaction" runs on one connection, each statement committing on its own: the
+    // statements keep the order they were sent in (the services send a change's follow-ups, such as its
+    // webhook event or the fulfilment's tasks, side by side with it and rely on that order, as they may
+    // inside a real transaction), without BEGIN, COMMIT or the tenant.
+    const session = async <T>(fn: (q: Queryable) => Promise<T>): Promise<T> => {
+      const conn = await sql.reserve();
+      try {
+        return await fn(on(conn));
+      } finally {
+        conn.release();
+      }
     };
-    return bareDatabase('postgres', q, () => sql.end({ timeout: 5 }));
+    return bareDatabase('postgres', on(sql), () => sql.end({ timeout: 5 }), session);
   }
   const dataDir = process.env.DATA_DIR;
   if (!dataDir) throw new Error('baseline: set DATA_DIR or DATABASE_URL');
@@ -52,11 +65,11 @@ async function openBare(): Promise<Database> {
   return bareDatabase('pglite', q, () => pg.close());
 }
 
-function bareDatabase(kind: Database['kind'], q: Queryable, close: () => Promise<void>): Database {
+function bareDatabase(kind: Database['kind'], q: Queryable, close: () => Promise<void>, session?: <T>(fn: (q: Queryable) => Promise<T>) => Promise<T>): Database {
   return {
     kind,
     system: { ...q, transaction: (fn) => fn({ ...q, exec: async () => {} }), exec: async () => {} },
-    tenantTransaction: (_orgId, fn) => fn(q),
+    tenantTransaction: (_orgId, fn) => (session ? session(fn) : fn(q)),
     tenantQuery: (_orgId, text, params) => q.query(text, params),
     close,
   };

@@ -43,13 +43,8 @@ const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const FINISHED = `('resolved', 'rejected', 'closed')`;
 const G_COLUMNS = COLUMNS.split(', ').map((c) => `g.${c}`).join(', ');
 
-/**
- * The `grievance.created` event's data, `{ticket}`: the filed row as the insert answers it. What the
- * caller knows is sent as JSON; the person's id and the due date, which the insert reads from the store,
- * are read in SQL from the row just written (webhooks' recordEventFrom), so the event leaves with the
- * insert. null when no row has that id (a ticket_id already taken: the insert wrote nothing).
- */
-export function filedTicketEvent(t: {
+/** A ticket being filed, as the caller gives it. */
+export interface FiledTicket {
   id: string;
   ticketId: string;
   clientUserId: string;
@@ -58,7 +53,15 @@ export function filedTicketEvent(t: {
   category: string;
   attachmentUrl: string | null;
   at: Date;
-}): { known: Record<string, unknown>; sql: string; params: unknown[] } {
+}
+
+/**
+ * The `grievance.created` event's data, `{ticket}`: the filed row as the insert answers it. What the
+ * caller knows is sent as JSON; the person's id and the due date, which the insert reads from the store,
+ * are read in SQL from the row just written (webhooks' recordEventFrom), so the event leaves with the
+ * insert. null when no row has that id (a ticket_id already taken: the insert wrote nothing).
+ */
+export function filedTicketEvent(t: FiledTicket): { known: Record<string, unknown>; sql: string; params: unknown[] } {
   const ticket = {
     id: t.id,
     ticket_id: t.ticketId,
@@ -156,18 +159,7 @@ export function grievanceRepo(tx: TenantTx) {
     },
 
     /** Inserts the ticket and its first history entry in one statement; null when the ticket_id was taken. */
-    async insert(t: {
-      id: string;
-      historyId: string;
-      ticketId: string;
-      clientUserId: string;
-      subject: string;
-      description: string;
-      category: string;
-      attachmentUrl: string | null;
-      at: Date;
-      actor: Actor;
-    }): Promise<GrievanceRow | null> {
+    async insert(t: FiledTicket & { historyId: string; actor: Actor }): Promise<GrievanceRow | null> {
       const rows = await tx.query<GrievanceRow>(
         `with g as (
            insert into grievances (org_id, id, ticket_id, client_user_id, user_id, subject, description, category, status, attachment_url, created_at, updated_at, due_at)
