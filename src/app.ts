@@ -246,7 +246,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => receiptBackfill.stop());
   app.decorate('receiptBackfill', receiptBackfill);
   // Started by main.ts: the content of access packages past their 14 days is erased (hourly, and at start).
-  const packageErasure = createIntervalJob({ name: 'access package erasure', run: () => fulfilment.eraseExpiredPackages(), intervalMs: 3_600_000, log: app.log, runAtStart: true });
+  const packageErasure = createIntervalJob({
+    name: 'access package erasure',
+    run: async () => {
+      // One organization's failure is logged and retried next hour; the others were erased all the same.
+      const run = await fulfilment.eraseExpiredPackages();
+      for (const f of run.failed) app.log.error({ err: f.error, org_id: f.org_id }, 'access package erasure failed for an organization');
+    },
+    intervalMs: 3_600_000,
+    log: app.log,
+    runAtStart: true,
+  });
   app.addHook('onClose', () => packageErasure.stop());
   app.decorate('packageErasure', packageErasure);
   const dataPrincipals = registerDataPrincipals(app, {

@@ -632,19 +632,33 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
       return { filename: `${root}.tar.gz`, stream: packageStream(root, entries, pkg.created_at) };
     },
 
-    /** Erases the content of every package past its 14 days (a job of every server, and the CLI's). */
-    async eraseExpiredPackages(): Promise<{ packages: number }> {
+    /**
+     * Erases the content of every package past its 14 days (the hourly job of every server). Each
+     * organization is worked in its own transactions of at most `batch` packages, taken in turns (one
+     * batch of each organization per round), so a large backlog in one organization does not hold the
+     * others back; an organization whose erasure fails is reported in `failed` and left for the next
+     * run, and the others go on.
+     */
+    async eraseExpiredPackages(options: { batch?: number } = {}): Promise<{ packages: number; failed: { org_id: string; error: unknown }[] }> {
+      const batch = options.batch ?? 100;
       const now = clock.now();
-      const orgs = await db.system.query<{ id: string }>('select id from organizations order by id');
+      let pending = (await db.system.query<{ id: string }>('select id from organizations order by id')).map((o) => o.id);
+      const failed: { org_id: string; error: unknown }[] = [];
       let packages = 0;
-      for (const org of orgs) {
-        for (;;) {
-          const erased = await withTenant(db, org.id, (tx) => packageRepo(tx).eraseExpired(now, 100));
-          packages += erased.length;
-          if (erased.length < 100) break;
+      while (pending.length > 0) {
+        const next: string[] = [];
+        for (const orgId of pending) {
+          try {
+            const erased = await withTenant(db, orgId, (tx) => packageRepo(tx).eraseExpired(now, batch));
+            packages += erased.length;
+            if (erased.length === batch) next.push(orgId);
+          } catch (error) {
+            failed.push({ org_id: orgId, error });
+          }
         }
+        pending = next;
       }
-      return { packages };
+      return { packages, failed };
     },
 
     /** A ticket's tasks and their transitions (the dashboard's view of one request). */
