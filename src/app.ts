@@ -184,7 +184,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     log: app.log,
   });
   app.addHook('onClose', () => rateLimits.limits.close());
-  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
+  // A nominee's token is checked against the nominees service's rule on every request (the service is
+  // registered below; the hook runs only once requests arrive).
+  const routeAccess = installAccessControl(app, {
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+    organizations,
+    apiKeys,
+    bearer,
+    dpTokens,
+    nomineeActing: (orgId, nomineeId, dpId) => nominees.checkActing(orgId, nomineeId, dpId),
+  });
   rateLimits.afterAccess();
   const origins = createOriginPolicy(db, clock);
   installCors(app, { policy: origins, organizations, baseDomain: config.baseDomain, trustProxy: config.trustProxy, routes: app.routeIndex });
@@ -262,6 +272,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const dataPrincipals = registerDataPrincipals(app, {
     db,
     clock,
+    nominees,
     defaultCountryCode: config.defaultCountryCode,
     publicUrl: config.publicUrl,
     organizations,

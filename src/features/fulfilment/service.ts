@@ -13,7 +13,7 @@ import { generateApiKey } from '../../platform/crypto/api-keys.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import type { ReceiptSigner } from '../receipts/index.js';
-import { dataMapRepo, taskRepo, type CategoryRow, type RetentionHold, type SystemRow, type TaskRow } from './repo.js';
+import { dataMapRepo, taskRepo, type CategoryRow, type FulfilmentSettings, type RetentionHold, type SystemRow, type TaskRow } from './repo.js';
 import { packageRepo, type PackageRow, type PartRow } from './package-repo.js';
 import { openChunk, openDataKey, PACKAGE_DAYS, PACKAGE_FORMAT, packageStream, sealContent, sha256Of, signPackageManifest, systemFolder, type PackageEntry } from './package.js';
 import type {
@@ -463,19 +463,21 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
       });
     },
 
-    /** Whether a consent withdrawal starts erasure tasks (off unless the organization turns it on). */
-    async settings(ctx: TenantContext) {
-      return { erase_on_withdrawal: await dataMapRepo(tenantReads(db, ctx.orgId)).eraseOnWithdrawal() };
+    /**
+     * The organization's choices: whether a consent withdrawal starts erasure tasks, and whether a
+     * verified nominee may act for the person who appointed them (both off unless turned on).
+     */
+    settings(ctx: TenantContext): Promise<FulfilmentSettings> {
+      return dataMapRepo(tenantReads(db, ctx.orgId)).settings();
     },
 
-    changeSettings(ctx: TenantContext, input: { erase_on_withdrawal: boolean }) {
+    /** Changes the settings given; the others are kept. */
+    changeSettings(ctx: TenantContext, input: Partial<FulfilmentSettings>): Promise<FulfilmentSettings> {
       const at = clock.now();
+      const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
       return withTenant(db, ctx.orgId, async (tx) => {
-        await Promise.all([
-          dataMapRepo(tx).setEraseOnWithdrawal(input.erase_on_withdrawal, at),
-          audit(tx, ctx, at, 'fulfilment.settings_changed', 'organization', ctx.orgId, { erase_on_withdrawal: input.erase_on_withdrawal }),
-        ]);
-        return { erase_on_withdrawal: input.erase_on_withdrawal };
+        const [settings] = await Promise.all([dataMapRepo(tx).changeSettings(changes, at), audit(tx, ctx, at, 'fulfilment.settings_changed', 'organization', ctx.orgId, changes)]);
+        return settings;
       });
     },
 

@@ -171,7 +171,8 @@ const principal = { tags: ['Data principal (me)'], security: [{ DataPrincipal: [
 /** A data principal's own tickets and their conversations, with their token (contract §7). */
 export function principalGrievanceRoutes(app: FastifyInstance, service: GrievanceService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const access = { dataPrincipal: true } as const;
+  // The person's token, or their nominee's acting for them (issue 33): filed and followed for the person, the nominee recorded as the actor.
+  const access = { dataPrincipal: true, nominee: true } as const;
 
   r.get('/api/v1/me/grievances', {
     config: { access },

@@ -28,12 +28,19 @@ export type RouteAccess =
        * other tenant route refuses such a token with 403, whatever else it takes.
        */
       dataPrincipal?: boolean;
+      /**
+       * With dataPrincipal: a nominee's token (a `dpt_` token earned by a nominee whose appointment is
+       * verified, where the organization allows it) is taken too, and acts for the appointing person. A
+       * nominee's token elsewhere: 403 `nominee_forbidden`.
+       */
+      nominee?: boolean;
     };
 
 export type Actor =
   | { type: 'api_key'; id: string; scopes: Scope[] }
   | { type: 'user'; id: string; role: Role; sessionId: string }
-  | DataPrincipalActor;
+  | DataPrincipalActor
+  | NomineeActor;
 
 /**
  * A data principal acting for themselves: `dpId` is the organization's identifier for them. With a DP
@@ -42,6 +49,16 @@ export type Actor =
  */
 export interface DataPrincipalActor {
   type: 'data_principal';
+  id: string;
+  dpId: string;
+}
+
+/**
+ * A nominee acting for the data principal who appointed them (issue 33): `id` is the appointment
+ * (nominees.id), `dpId` the person they act for. Every act records the nominee as the actor.
+ */
+export interface NomineeActor {
+  type: 'nominee';
   id: string;
   dpId: string;
 }
@@ -55,9 +72,12 @@ export interface TenantContext {
   requestId: string;
 }
 
-/** A data principal acting for themselves in one organization: the first argument of their services. */
+/**
+ * A data principal acting for themselves in one organization, or their nominee acting for them: the
+ * first argument of their services, which reach that one person's records only (`actor.dpId`).
+ */
 export interface PrincipalContext extends TenantContext {
-  actor: DataPrincipalActor;
+  actor: DataPrincipalActor | NomineeActor;
 }
 
 declare module 'fastify' {
@@ -76,6 +96,11 @@ export interface AccessDeps {
   apiKeys: ApiKeyVerifier;
   bearer: BearerVerifier;
   dpTokens: DpTokenVerifier;
+  /**
+   * Whether a nominee may act now for the person, under this appointment (the nominees service's rule:
+   * the organization allows it, the appointment is verified and is this person's); throws the 403 to answer.
+   */
+  nomineeActing: (orgId: string, nomineeId: string, dpId: string) => Promise<void>;
 }
 
 export const AccessErrors = {
@@ -85,6 +110,7 @@ export const AccessErrors = {
   bearerOnly: () => new AppError('bearer_token_required', 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key'),
   principalOnly: () => new AppError('dp_token_forbidden', 'This token acts for one data principal only'),
   principalTokenRequired: () => new AppError('dp_token_required', "This endpoint takes a data principal's token (Authorization: Bearer dpt_…)"),
+  nomineeForbidden: () => new AppError('nominee_forbidden', "A nominee's token does not reach this endpoint: a nominee downloads the person's access packages and files and follows requests for them"),
 } as const;
 
 /** Said with `Invalid API key` when the key is active in another organization than the host's. */
@@ -100,7 +126,7 @@ export function bearerToken(request: FastifyRequest): string | null {
 /** A data principal route's context; throws if the route admitted another actor (a programming error). */
 export function principalOf(request: FastifyRequest): PrincipalContext {
   const ctx = tenantOf(request);
-  if (ctx.actor.type !== 'data_principal') throw new Error(`route ${request.routeOptions.url} reached its handler without a data principal`);
+  if (ctx.actor.type !== 'data_principal' && ctx.actor.type !== 'nominee') throw new Error(`route ${request.routeOptions.url} reached its handler without a data principal`);
   return ctx as PrincipalContext;
 }
 
@@ -228,7 +254,15 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
       const verified = org ? await deps.dpTokens.verify(org.id, principalToken) : null;
       if (!org || !verified) throw AccessErrors.invalidToken();
       if (!access.dataPrincipal) throw AccessErrors.principalOnly();
+      if (verified.nomineeId !== null && !access.nominee) throw AccessErrors.nomineeForbidden();
       checkOrgHeader(org);
+      if (verified.nomineeId !== null) {
+        // Checked on every request: an appointment the person or the organization changed, or the
+        // organization's choice turned off, stops the token at once.
+        await deps.nomineeActing(org.id, verified.nomineeId, verified.dpId);
+        setTenant(org, { type: 'nominee', id: verified.nomineeId, dpId: verified.dpId });
+        return;
+      }
       setTenant(org, { type: 'data_principal', id: verified.dataPrincipalId, dpId: verified.dpId });
       return;
     }
