@@ -49,3 +49,7 @@ export type WebhookDelivery = WebhookDeliveryList['data'][number];
 export type WebhookEventType = WebhookEndpoint['events'][number];
 export type WebhookAttempt = Ok<'/api/v1/webhooks/{id}/deliveries/{delivery_id}/attempts', 'get'>['attempts'][number];
 export type FulfilmentTask = Ok<'/api/v1/fulfilment/tasks', 'get'>['data'][number];
+export type DataCategory = Ok<'/api/v1/data-categories/{id}', 'get'>;
+export type DataSystem = Ok<'/api/v1/systems/{id}', 'get'>;
+export type SystemKey = Ok<'/api/v1/systems/{id}/keys', 'post'>;
+export type TicketFulfilment = Ok<'/api/v1/fulfilment/tickets/{ticket_id}', 'get'>;
