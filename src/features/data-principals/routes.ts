@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { organizationOf, principalOf, tenantOf, type AccessDeps } from '../../platform/auth/access.js';
+import { actingOf, organizationOf, tenantOf, type AccessDeps } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import { Email, errorResponses, Nullable, Phone, Text } from '../../platform/http/schema-kit.js';
 import type { DataPrincipalService } from './service.js';
@@ -194,7 +194,7 @@ export function dataPrincipalRoutes(app: FastifyInstance, service: DataPrincipal
         "The data principal's own profile: `dp_id`, contacts on file (masked), the organization, its contact person (DPDP Rule 9) and its grievance response period. `Authorization: Bearer dpt_…` (the person's, or their nominee's).",
       response: { 200: Me, ...errorResponses(401, 403) },
     },
-    handler: (req) => service.profile(principalOf(req)),
+    handler: (req) => service.profile(actingOf(req)),
   });
 
   r.get('/dpo', {

@@ -6,7 +6,7 @@ import { randomInt, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../../platform/db/types.js';
 import { principalReads, principalScope, tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
-import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
+import type { ActingContext, TenantContext } from '../../platform/auth/access.js';
 import type { Organization } from '../../platform/auth/tenant-host.js';
 import { AppError } from '../../platform/http/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
@@ -384,7 +384,7 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
     },
 
     /** The principal's own profile: contacts masked, the organization, its contact person. One statement. */
-    async profile(ctx: PrincipalContext) {
+    async profile(ctx: ActingContext) {
       const { contact, person } = await profileRepo(principalReads(db, principalScope(ctx))).get();
       return {
         dp_id: ctx.actor.dpId,

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf, tenantOf } from '../../platform/auth/access.js';
+import { actingOf, tenantOf } from '../../platform/auth/access.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { FulfilmentService } from './service.js';
 import {
@@ -200,7 +200,7 @@ export function dataMapRoutes(app: FastifyInstance, service: FulfilmentService):
       description: "The organization's s.11 summary: what is held, what for, with whom it is shared, how long it is kept. `Authorization: Bearer dpt_…`.",
       response: { 200: DataSummary, ...errorResponses(401, 403) },
     },
-    handler: (req) => service.summaryMine(principalOf(req)),
+    handler: (req) => service.summaryMine(actingOf(req)),
   });
 }
 
@@ -397,7 +397,7 @@ export function principalPackageRoutes(app: FastifyInstance, service: Fulfilment
       description: 'Newest first: each with its files (from its signed manifest) and whether it can still be downloaded (14 days). `Authorization: Bearer dpt_…`: the person\'s token, or their nominee\'s where the organization lets nominees act.',
       response: { 200: Type.Array(AccessPackage), ...errorResponses(401, 403) },
     },
-    handler: (req) => service.myPackages(principalOf(req)),
+    handler: (req) => service.myPackages(actingOf(req)),
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/me/packages/:id/download', {
@@ -414,7 +414,7 @@ export function principalPackageRoutes(app: FastifyInstance, service: Fulfilment
       },
     },
     handler: async (req, reply) => {
-      const { filename, stream } = await service.downloadMine(principalOf(req), req.params.id);
+      const { filename, stream } = await service.downloadMine(actingOf(req), req.params.id);
       return reply.header('content-type', 'application/gzip').header('content-disposition', `attachment; filename="${filename}"`).header('cache-control', 'no-store').send(stream);
     },
   });

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { Database } from '../../platform/db/types.js';
 import { tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
-import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
+import type { ActingContext, TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { generateApiKey } from '../../platform/crypto/api-keys.js';
@@ -424,7 +424,7 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
     },
 
     /** The same summary, for the person themselves (their data is held in the organization's systems). */
-    summaryMine(ctx: PrincipalContext) {
+    summaryMine(ctx: ActingContext) {
       return service.summary(ctx);
     },
 
@@ -579,8 +579,8 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
       });
     },
 
-    /** The person's packages, newest first (DP token or Rights Center session). */
-    async myPackages(ctx: PrincipalContext): Promise<ShownPackage[]> {
+    /** The person's packages, newest first (their DP token or Rights Center session, or their nominee's token). */
+    async myPackages(ctx: ActingContext): Promise<ShownPackage[]> {
       const now = clock.now();
       const rows = await packageRepo(tenantReads(db, ctx.orgId)).packagesOf(ctx.actor.dpId);
       return rows.map((p) => shownPackage(p, now));
@@ -591,7 +591,7 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
      * are over (its content is then erased). Counted and audited with who downloaded it; the content is
      * streamed, a few chunks read at a time.
      */
-    async downloadMine(ctx: PrincipalContext, packageId: string): Promise<{ filename: string; stream: Readable; size?: number }> {
+    async downloadMine(ctx: ActingContext, packageId: string): Promise<{ filename: string; stream: Readable; size?: number }> {
       if (!isUuid(packageId)) throw packageNotFound();
       const now = clock.now();
       const { pkg, parts } = await withTenant(db, ctx.orgId, async (tx) => {

@@ -72,11 +72,18 @@ export interface TenantContext {
   requestId: string;
 }
 
-/**
- * A data principal acting for themselves in one organization, or their nominee acting for them: the
- * first argument of their services, which reach that one person's records only (`actor.dpId`).
- */
+/** A data principal acting for themselves in one organization: the first argument of their services. */
 export interface PrincipalContext extends TenantContext {
+  actor: DataPrincipalActor;
+}
+
+/**
+ * The person, or their nominee acting for them (issue 33): the first argument of the services a nominee
+ * may reach (read the person's profile, summary and packages; file and follow their requests). Both reach
+ * that one person's records only (`actor.dpId`); a service that takes a PrincipalContext is the person's
+ * alone, so a nominee cannot be handed to it.
+ */
+export interface ActingContext extends TenantContext {
   actor: DataPrincipalActor | NomineeActor;
 }
 
@@ -126,8 +133,15 @@ export function bearerToken(request: FastifyRequest): string | null {
 /** A data principal route's context; throws if the route admitted another actor (a programming error). */
 export function principalOf(request: FastifyRequest): PrincipalContext {
   const ctx = tenantOf(request);
-  if (ctx.actor.type !== 'data_principal' && ctx.actor.type !== 'nominee') throw new Error(`route ${request.routeOptions.url} reached its handler without a data principal`);
+  if (ctx.actor.type !== 'data_principal') throw new Error(`route ${request.routeOptions.url} reached its handler without a data principal`);
   return ctx as PrincipalContext;
+}
+
+/** The context of a route that takes the person's token or their nominee's (`nominee: true`). */
+export function actingOf(request: FastifyRequest): ActingContext {
+  const ctx = tenantOf(request);
+  if (ctx.actor.type !== 'data_principal' && ctx.actor.type !== 'nominee') throw new Error(`route ${request.routeOptions.url} reached its handler without a data principal or their nominee`);
+  return ctx as ActingContext;
 }
 
 /** A tenant route's context; throws if the route was declared public (a programming error). */
