@@ -700,6 +700,12 @@ describe.skipIf(!hasChromium || !built)(
 
       const v = await open();
       await signIn(v, owner.email);
+      // The organization lets verified nominees act for the person (off by default).
+      await v.page.getByRole('link', { name: 'Fulfilment' }).click();
+      await v.page.getByLabel(/A verified nominee may act for the person/).check();
+      await v.page.getByRole('form', { name: 'Fulfilment settings' }).getByRole('button', { name: 'Save' }).click();
+      await v.page.getByText('Saved.').waitFor();
+      expect((await request('GET', '/api/v1/fulfilment/settings', withKey(adminKey))).json).toEqual({ erase_on_withdrawal: false, nominees_may_act: true });
       await v.page.goto(`${origin}/grievances/${ticket.ticket_id}`);
       await v.page.getByRole('heading', { level: 2, name: 'Fulfilment of this request' }).waitFor();
       const tasks = v.page.getByRole('table', { name: 'Tasks of this request' });

@@ -53,3 +53,4 @@ export type DataCategory = Ok<'/api/v1/data-categories/{id}', 'get'>;
 export type DataSystem = Ok<'/api/v1/systems/{id}', 'get'>;
 export type SystemKey = Ok<'/api/v1/systems/{id}/keys', 'post'>;
 export type TicketFulfilment = Ok<'/api/v1/fulfilment/tickets/{ticket_id}', 'get'>;
+export type FulfilmentSettings = Ok<'/api/v1/fulfilment/settings', 'get'>;

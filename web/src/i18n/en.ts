@@ -428,6 +428,9 @@ export const en = {
     kinds: { access: 'Access', correction: 'Correction', erasure: 'Erasure' } as Record<string, string>,
     modes: { automatic: 'automatic', manual: 'manual' } as Record<string, string>,
     statuses: { queued: 'Queued', leased: 'Being worked on', done: 'Done', failed: 'Failed' } as Record<string, string>,
+    settingsTitle: 'Fulfilment settings',
+    eraseOnWithdrawal: 'A consent withdrawal starts erasure: the data held for the withdrawn purposes is erased in every system that holds it',
+    nomineesMayAct: "A verified nominee may act for the person who appointed them: download their copies of their data, file and follow their requests (every act records the nominee)",
     // The ticket page's panel: this request's tasks and what happened to them.
     panelTitle: 'Fulfilment of this request',
     panelNone: 'No tasks: this request is not an access, correction or erasure request, or no system held data categories when it was filed.',
