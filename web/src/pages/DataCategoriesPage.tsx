@@ -140,7 +140,7 @@ function CategoryForm({ editing, onSaved, onCancel }: { editing: DataCategory | 
   const [name, setName] = useState(editing?.name ?? '');
   const [description, setDescription] = useState(editing?.description ?? '');
   const [purposes, setPurposes] = useState((editing?.purposes ?? []).join('\n'));
-  const [days, setDays] = useState(editing?.retention_days == null ? '' : String(editing.retention_days));
+  const [days, setDays] = useState(editing && editing.retention_days !== null ? String(editing.retention_days) : '');
   const [basis, setBasis] = useState(editing?.retention_basis ?? '');
   const { busy, error, onSubmit } = useAction(async () => {
     const fields = {
