@@ -143,8 +143,8 @@ describe.skipIf(!hasChromium || !built)(
       page: Page;
       problems: string[];
     }
-    async function open(options: { width?: number; height?: number } = {}): Promise<Visit> {
-      const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 }, locale: 'en-GB', timezoneId: 'Asia/Kolkata' });
+    async function open(options: { width?: number; height?: number; locale?: string } = {}): Promise<Visit> {
+      const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 }, locale: options.locale ?? 'en-GB', timezoneId: 'Asia/Kolkata' });
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
       const page = await context.newPage();
       // Fail on the step that is stuck, well before the test's own timeout.
@@ -688,6 +688,27 @@ describe.skipIf(!hasChromium || !built)(
       expect(await m.page.getByRole('button', { name: /Declare|Edit|Delete/ }).count()).toBe(0);
       expect(m.problems).toEqual([]);
       await m.context.close();
+
+      // A browser that asks for Hindi gets the dashboard in Hindi (html lang="hi"), these pages included.
+      const h = await open({ locale: 'hi-IN' });
+      await h.page.goto(`${origin}/`);
+      await h.page.getByLabel('ईमेल').fill(owner.email);
+      await h.page.getByLabel('पासवर्ड').fill(PASSWORD);
+      await h.page.getByRole('button', { name: 'साइन इन' }).click();
+      await h.page.getByRole('heading', { level: 1, name: 'सारांश' }).waitFor();
+      expect(await h.page.evaluate(() => document.documentElement.lang)).toBe('hi');
+      await h.page.getByRole('link', { name: 'सिस्टम' }).click();
+      await h.page.getByRole('heading', { level: 1, name: 'सिस्टम' }).waitFor();
+      expect(await h.page.getByRole('row').filter({ hasText: 'Ledger' }).textContent()).toContain('संग्रहित');
+      await h.page.getByRole('heading', { level: 2, name: 'सिस्टम पंजीकृत करें' }).waitFor();
+      expect(await axeViolations(h.page), 'axe on the systems page in Hindi').toEqual([]);
+      await shot(h, '26a-systems-hi');
+      await h.page.getByRole('link', { name: 'डेटा श्रेणियाँ' }).click();
+      await h.page.getByRole('heading', { level: 1, name: 'डेटा श्रेणियाँ' }).waitFor();
+      expect(await h.page.getByRole('row').filter({ hasText: 'billing_data' }).textContent()).toContain('2920 दिन: Income Tax Act s.44AA');
+      expect(await axeViolations(h.page), 'axe on the data categories page in Hindi').toEqual([]);
+      expect(h.problems).toEqual([]);
+      await h.context.close();
     });
 
     test("a request's tasks and transitions on its ticket page, with what blocks each; a failed task is retried there (axe clean)", async () => {

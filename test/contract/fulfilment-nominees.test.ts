@@ -156,7 +156,7 @@ describe('a verified nominee acts for the person', () => {
     }
     const page = await t.call({ method: 'GET', url: `/rights?token=${token}`, org: a });
     expect(page.statusCode).toBe(401);
-    expect(page.headers['set-cookie'] ?? '').not.toMatch(/drs_/);
+    expect(String(page.headers['set-cookie'] ?? '')).not.toMatch(/drs_/);
   });
 
   test('the token stops at once when the appointment changes or the organization turns it off', async () => {
