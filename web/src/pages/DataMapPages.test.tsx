@@ -43,7 +43,7 @@ const crm = {
 };
 
 let calls: Call[];
-let categories: (typeof contact)[];
+let categories: (typeof contact | typeof logs)[];
 let systems: (typeof crm)[];
 
 const page = <T,>(data: T[]) => ({ data, count: data.length, limit: 50, offset: 0 });
