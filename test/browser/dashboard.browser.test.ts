@@ -642,7 +642,7 @@ describe.skipIf(!hasChromium || !built)(
       expect(await axeViolations(v.page), 'axe on data categories').toEqual([]);
       await shot(v, '25-data-categories');
       // Edit: the form is filled with the category; the key stays.
-      await v.page.getByRole('button', { name: 'Edit the category Billing data' }).click();
+      await v.page.getByRole('button', { name: /^Edit\s*the category Billing data$/ }).click();
       await v.page.getByRole('heading', { level: 2, name: 'Edit Billing data' }).waitFor();
       await v.page.getByLabel('Name', { exact: true }).fill('Billing records');
       await v.page.getByRole('button', { name: 'Save changes' }).click();
@@ -662,14 +662,14 @@ describe.skipIf(!hasChromium || !built)(
       expect(await ledger.textContent()).toContain('Billing records');
       expect(await axeViolations(v.page), 'axe on systems').toEqual([]);
       await shot(v, '26-systems');
-      await ledger.getByRole('button', { name: 'Create a key for the system Ledger' }).click();
+      await ledger.getByRole('button', { name: /^Create a key\s*for the system Ledger$/ }).click();
       const key = await v.page.getByTestId('system-key').textContent();
       expect(key).toMatch(/^ask_live_/);
       expect(await axeViolations(v.page), 'axe with the key shown').toEqual([]);
       // The key is the system's: it claims that system's tasks only.
       expect((await request('POST', '/api/v1/fulfilment/tasks/claim', withKey(key!), {})).status).toBe(200);
       await v.page.getByRole('button', { name: 'I have stored it' }).click();
-      await ledger.getByRole('button', { name: 'Archive the system Ledger' }).click();
+      await ledger.getByRole('button', { name: /^Archive\s*the system Ledger$/ }).click();
       await v.page.getByRole('dialog', { name: 'Archive Ledger?' }).getByRole('button', { name: 'Archive' }).click();
       await v.page.getByText('The system Ledger is archived: it gets no new tasks.').waitFor();
       await ledger.getByText('Archived').waitFor();
