@@ -236,13 +236,14 @@ export function TicketFulfilmentPanel({ ticketId, manager }: { ticketId: string;
   const taskColumns: Column<FulfilmentTask>[] = [
     { key: 'system', header: f.system, render: (t) => t.system_name },
     { key: 'kind', header: f.kind, render: (t) => `${label(f.kinds, t.kind)} · ${label(f.modes, t.mode)}` },
-    { key: 'status', header: m.common.status, render: (t) => label(f.statuses, t.status) },
+    { key: 'status', nowrap: true, header: m.common.status, render: (t) => label(f.statuses, t.status) },
     { key: 'blocked', header: f.blockedBy, render: (t) => t.blocked_by ?? m.common.none },
     { key: 'attempts', header: f.attempts, render: (t) => String(t.attempts) },
   ];
   if (manager) {
     taskColumns.push({
       key: 'actions',
+      nowrap: true,
       header: m.common.actions,
       render: (t) =>
         t.status === 'failed' ? (

@@ -79,7 +79,7 @@ export function Systems({ manager }: { manager: boolean }) {
     { key: 'categories', header: m.systems.categories, render: (s) => (s.category_ids.length ? s.category_ids.map((id) => nameOf.get(id) ?? id).join(', ') : m.common.none) },
     { key: 'processors', header: m.systems.processors, render: (s) => (s.processors.length ? s.processors.join(', ') : m.common.none) },
     { key: 'answers', header: m.systems.answers, render: kinds },
-    { key: 'status', header: m.common.status, render: (s) => label(m.systems.statuses, s.status) },
+    { key: 'status', nowrap: true, header: m.common.status, render: (s) => label(m.systems.statuses, s.status) },
   ];
   if (manager) {
     columns.push({
