@@ -184,7 +184,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     log: app.log,
   });
   app.addHook('onClose', () => rateLimits.limits.close());
-  const routeAccess = installAccessControl(app, { baseDomain: config.baseDomain, trustProxy: config.trustProxy, organizations, apiKeys, bearer, dpTokens });
+  // A nominee's token is checked against the nominees service's rule on every request (the service is
+  // registered below; the hook runs only once requests arrive).
+  const routeAccess = installAccessControl(app, {
+    baseDomain: config.baseDomain,
+    trustProxy: config.trustProxy,
+    organizations,
+    apiKeys,
+    bearer,
+    dpTokens,
+    nomineeActing: (orgId, nomineeId, dpId) => nominees.checkActing(orgId, nomineeId, dpId),
+  });
   rateLimits.afterAccess();
   const origins = createOriginPolicy(db, clock);
   installCors(app, { policy: origins, organizations, baseDomain: config.baseDomain, trustProxy: config.trustProxy, routes: app.routeIndex });
@@ -246,12 +256,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => receiptBackfill.stop());
   app.decorate('receiptBackfill', receiptBackfill);
   // Started by main.ts: the content of access packages past their 14 days is erased (hourly, and at start).
-  const packageErasure = createIntervalJob({ name: 'access package erasure', run: () => fulfilment.eraseExpiredPackages(), intervalMs: 3_600_000, log: app.log, runAtStart: true });
+  const packageErasure = createIntervalJob({
+    name: 'access package erasure',
+    run: async () => {
+      // One organization's failure is logged and retried next hour; the others were erased all the same.
+      const run = await fulfilment.eraseExpiredPackages();
+      for (const f of run.failed) app.log.error({ err: f.error, org_id: f.org_id }, 'access package erasure failed for an organization');
+    },
+    intervalMs: 3_600_000,
+    log: app.log,
+    runAtStart: true,
+  });
   app.addHook('onClose', () => packageErasure.stop());
   app.decorate('packageErasure', packageErasure);
   const dataPrincipals = registerDataPrincipals(app, {
     db,
     clock,
+    nominees,
     defaultCountryCode: config.defaultCountryCode,
     publicUrl: config.publicUrl,
     organizations,

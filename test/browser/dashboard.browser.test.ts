@@ -143,8 +143,8 @@ describe.skipIf(!hasChromium || !built)(
       page: Page;
       problems: string[];
     }
-    async function open(options: { width?: number; height?: number } = {}): Promise<Visit> {
-      const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 }, locale: 'en-GB', timezoneId: 'Asia/Kolkata' });
+    async function open(options: { width?: number; height?: number; locale?: string } = {}): Promise<Visit> {
+      const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 }, locale: options.locale ?? 'en-GB', timezoneId: 'Asia/Kolkata' });
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
       const page = await context.newPage();
       // Fail on the step that is stuck, well before the test's own timeout.
@@ -437,7 +437,7 @@ describe.skipIf(!hasChromium || !built)(
       await signIn(v, member.email);
       expect(await v.page.getByText('Your role (member) can read everything here but change nothing.').count()).toBe(1);
       const nav = v.page.getByRole('navigation', { name: 'Dashboard' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Grievances', 'Nominees', 'Fulfilment', 'Assets and collection points']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Grievances', 'Nominees', 'Fulfilment', 'Systems', 'Data categories', 'Assets and collection points']);
       await nav.getByRole('link', { name: 'Grievances' }).click();
       await v.page.getByRole('row').nth(1).getByRole('link').click();
       await v.page.getByRole('heading', { level: 2, name: 'History' }).waitFor();
@@ -621,6 +621,127 @@ describe.skipIf(!hasChromium || !built)(
       await failedRow.getByRole('button', { name: /Retry/ }).click();
       await v.page.getByText(`The Patient CRM task of ${ticket.ticket_id} is back in the queue.`).waitFor();
       await failedRow.getByText('Queued').waitFor();
+      expect(await axeViolations(v.page), 'axe after the retry').toEqual([]);
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+    });
+
+    test('the data map: declare a category, register a system that holds it, make its key, archive it; a member reads both (axe clean)', async () => {
+      const v = await open();
+      await signIn(v, owner.email);
+      await v.page.getByRole('link', { name: 'Data categories' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Data categories' }).waitFor();
+      await v.page.getByLabel('Key', { exact: true }).fill('billing_data');
+      await v.page.getByLabel('Name', { exact: true }).fill('Billing data');
+      await v.page.getByLabel('Purposes').fill('Invoicing\nRefunds');
+      await v.page.getByLabel('Kept for (days)').fill('2920');
+      await v.page.getByLabel('Why it is kept').fill('Income Tax Act s.44AA');
+      await v.page.getByRole('button', { name: 'Declare the category' }).click();
+      await v.page.getByText('The category Billing data is declared.').waitFor();
+      expect(await v.page.getByRole('row').filter({ hasText: 'billing_data' }).textContent()).toContain('2920 days: Income Tax Act s.44AA');
+      expect(await axeViolations(v.page), 'axe on data categories').toEqual([]);
+      await shot(v, '25-data-categories');
+      // Edit: the form is filled with the category; the key stays.
+      await v.page.getByRole('button', { name: /^Edit\s*the category Billing data$/ }).click();
+      await v.page.getByRole('heading', { level: 2, name: 'Edit Billing data' }).waitFor();
+      await v.page.getByLabel('Name', { exact: true }).fill('Billing records');
+      await v.page.getByRole('button', { name: 'Save changes' }).click();
+      await v.page.getByText('The category Billing records is saved.').waitFor();
+      expect(await axeViolations(v.page), 'axe after an edit').toEqual([]);
+
+      await v.page.getByRole('link', { name: 'Systems' }).click();
+      await v.page.getByRole('heading', { level: 1, name: 'Systems' }).waitFor();
+      await v.page.getByLabel('Name', { exact: true }).fill('Ledger');
+      await v.page.getByLabel('Owner', { exact: true }).fill('Finance');
+      await v.page.getByLabel('Billing records').check();
+      await v.page.getByLabel('Processors').fill('PayCo');
+      await v.page.getByLabel('Access requests').check();
+      await v.page.getByRole('button', { name: 'Register the system' }).click();
+      await v.page.getByText('The system Ledger is registered.').waitFor();
+      const ledger = v.page.getByRole('row').filter({ hasText: 'Ledger' });
+      expect(await ledger.textContent()).toContain('Billing records');
+      expect(await axeViolations(v.page), 'axe on systems').toEqual([]);
+      await shot(v, '26-systems');
+      await ledger.getByRole('button', { name: /^Create a key\s*for the system Ledger$/ }).click();
+      const key = await v.page.getByTestId('system-key').textContent();
+      expect(key).toMatch(/^ask_live_/);
+      expect(await axeViolations(v.page), 'axe with the key shown').toEqual([]);
+      // The key is the system's: it claims that system's tasks only.
+      expect((await request('POST', '/api/v1/fulfilment/tasks/claim', withKey(key!), {})).status).toBe(200);
+      await v.page.getByRole('button', { name: 'I have stored it' }).click();
+      await ledger.getByRole('button', { name: /^Archive\s*the system Ledger$/ }).click();
+      await v.page.getByRole('dialog', { name: 'Archive Ledger?' }).getByRole('button', { name: 'Archive' }).click();
+      await v.page.getByText('The system Ledger is archived: it gets no new tasks.').waitFor();
+      await ledger.getByText('Archived').waitFor();
+      expect(await axeViolations(v.page), 'axe after archiving').toEqual([]);
+      expect(v.problems).toEqual([]);
+      await v.context.close();
+
+      const m = await open();
+      await signIn(m, member.email);
+      await m.page.getByRole('link', { name: 'Systems' }).click();
+      await m.page.getByRole('row').filter({ hasText: 'Ledger' }).waitFor();
+      expect(await m.page.getByRole('button', { name: /Register|Edit|Archive|Create a key/ }).count()).toBe(0);
+      expect(await axeViolations(m.page), "axe on a member's systems page").toEqual([]);
+      await m.page.getByRole('link', { name: 'Data categories' }).click();
+      await m.page.getByRole('row').filter({ hasText: 'billing_data' }).waitFor();
+      expect(await m.page.getByRole('button', { name: /Declare|Edit|Delete/ }).count()).toBe(0);
+      expect(m.problems).toEqual([]);
+      await m.context.close();
+
+      // A browser that asks for Hindi gets the dashboard in Hindi (html lang="hi"), these pages included.
+      const h = await open({ locale: 'hi-IN' });
+      await h.page.goto(`${origin}/`);
+      await h.page.getByLabel('ईमेल').fill(owner.email);
+      await h.page.getByLabel('पासवर्ड').fill(PASSWORD);
+      await h.page.getByRole('button', { name: 'साइन इन' }).click();
+      await h.page.getByRole('heading', { level: 1, name: 'सारांश' }).waitFor();
+      expect(await h.page.evaluate(() => document.documentElement.lang)).toBe('hi');
+      await h.page.getByRole('link', { name: 'सिस्टम' }).click();
+      await h.page.getByRole('heading', { level: 1, name: 'सिस्टम' }).waitFor();
+      expect(await h.page.getByRole('row').filter({ hasText: 'Ledger' }).textContent()).toContain('संग्रहित');
+      await h.page.getByRole('heading', { level: 2, name: 'सिस्टम पंजीकृत करें' }).waitFor();
+      expect(await axeViolations(h.page), 'axe on the systems page in Hindi').toEqual([]);
+      await shot(h, '26a-systems-hi');
+      await h.page.getByRole('link', { name: 'डेटा श्रेणियाँ' }).click();
+      await h.page.getByRole('heading', { level: 1, name: 'डेटा श्रेणियाँ' }).waitFor();
+      expect(await h.page.getByRole('row').filter({ hasText: 'billing_data' }).textContent()).toContain('2920 दिन: Income Tax Act s.44AA');
+      expect(await axeViolations(h.page), 'axe on the data categories page in Hindi').toEqual([]);
+      expect(h.problems).toEqual([]);
+      await h.context.close();
+    });
+
+    test("a request's tasks and transitions on its ticket page, with what blocks each; a failed task is retried there (axe clean)", async () => {
+      const category = (await request('POST', '/api/v1/data-categories', withKey(adminKey), { key: 'orders', name: 'Order history' })).json as { id: string };
+      const shop = (await request('POST', '/api/v1/systems', withKey(adminKey), { name: 'Shop database', owner: 'Commerce', category_ids: [category.id], can_access: true })).json as { id: string };
+      await request('POST', '/api/v1/systems', withKey(adminKey), { name: 'Call recordings', owner: 'Support', category_ids: [category.id] });
+      const ticket = (await request('POST', '/grievance', withKey(adminKey), { client_user_id: 'user-panel', subject: 'My order history', description: 'Please send a copy.', category: 'data_access' })).json as { ticket_id: string };
+      const claimed = (await request('POST', '/api/v1/fulfilment/tasks/claim', withKey(adminKey), { system_id: shop.id })).json as { data: { id: string; lease_id: string }[] };
+      expect((await request('POST', `/api/v1/fulfilment/tasks/${claimed.data[0]!.id}/fail`, withKey(adminKey), { lease_id: claimed.data[0]!.lease_id, reason: 'Shop export timed out' })).status).toBe(200);
+
+      const v = await open();
+      await signIn(v, owner.email);
+      // The organization lets verified nominees act for the person (off by default).
+      await v.page.getByRole('link', { name: 'Fulfilment' }).click();
+      await v.page.getByLabel(/A verified nominee may act for the person/).check();
+      await v.page.getByRole('form', { name: 'Fulfilment settings' }).getByRole('button', { name: 'Save' }).click();
+      await v.page.getByText('Saved.').waitFor();
+      expect((await request('GET', '/api/v1/fulfilment/settings', withKey(adminKey))).json).toEqual({ erase_on_withdrawal: false, nominees_may_act: true });
+      await v.page.goto(`${origin}/grievances/${ticket.ticket_id}`);
+      await v.page.getByRole('heading', { level: 2, name: 'Fulfilment of this request' }).waitFor();
+      const tasks = v.page.getByRole('table', { name: 'Tasks of this request' });
+      const failed = tasks.getByRole('row').filter({ hasText: 'Shop database' });
+      await failed.waitFor();
+      expect(await failed.textContent()).toContain('Failed: Shop export timed out. Retry it once the cause is fixed.');
+      expect(await tasks.getByRole('row').filter({ hasText: 'Call recordings' }).textContent()).toContain('Waits for a member to do it in Call recordings');
+      const steps = v.page.getByRole('table', { name: 'Task transitions of this request, oldest first' });
+      expect(await steps.getByRole('row').filter({ hasText: 'Shop export timed out' }).textContent()).toContain('Failed');
+      expect(await axeViolations(v.page), 'axe on the ticket with its tasks').toEqual([]);
+      await shot(v, '27-ticket-fulfilment');
+      await failed.getByRole('button', { name: /Retry/ }).click();
+      await v.page.getByText(`The Shop database task of ${ticket.ticket_id} is back in the queue.`).waitFor();
+      await failed.getByText('Queued').waitFor();
+      await steps.getByRole('row').filter({ hasText: 'Retried' }).waitFor();
       expect(await axeViolations(v.page), 'axe after the retry').toEqual([]);
       expect(v.problems).toEqual([]);
       await v.context.close();

@@ -534,12 +534,12 @@ describe('consent withdrawal', () => {
     const give = (dp: string) => ok(call(a, 'POST', `/consent/${point.id}/consent`, { dp_id: dp, purposes: point.purposes.map((p: any) => ({ id: p.id, granted: p.name === 'Support' })) }), 201);
     const erasures = async (dp: string) => (await ok(call(a, 'GET', `/grievance/user/${dp}`))).filter((g: any) => g.category === 'erasure');
 
-    expect(await ok(call(a, 'GET', '/api/v1/fulfilment/settings'))).toEqual({ erase_on_withdrawal: false });
+    expect(await ok(call(a, 'GET', '/api/v1/fulfilment/settings'))).toEqual({ erase_on_withdrawal: false, nominees_may_act: false });
     await give('dp-off');
     await ok(call(a, 'POST', `/consent/${point.id}/withdraw`, { dp_id: 'dp-off' }), 201);
     expect(await erasures('dp-off')).toEqual([]);
 
-    expect(await ok(call(a, 'PUT', '/api/v1/fulfilment/settings', { erase_on_withdrawal: true }))).toEqual({ erase_on_withdrawal: true });
+    expect(await ok(call(a, 'PUT', '/api/v1/fulfilment/settings', { erase_on_withdrawal: true }))).toEqual({ erase_on_withdrawal: true, nominees_may_act: false });
     expect((await call(a, 'PUT', '/api/v1/fulfilment/settings', { erase_on_withdrawal: 'yes' })).statusCode).toBe(400);
     await give('dp-on');
     // The person withdraws in the Rights Center's API (the same service as every surface).

@@ -106,7 +106,7 @@ describe.runIf(storeKind() === 'pglite')('the OpenAPI document', () => {
 
   test('Idempotency-Key on every creating POST but those docs/api.md names; X-Org-Id required on the history', () => {
     // Their answer holds a secret (which would then be stored), or the change is not the tenant's alone.
-    const notIdempotent = ['post /api/v1/api-keys', 'post /api/v1/data-principals/{dp_id}/tokens', 'post /api/v1/webhooks', 'post /api/v1/members', 'post /api/v1/systems/{id}/keys'];
+    const notIdempotent = ['post /api/v1/api-keys', 'post /api/v1/data-principals/{dp_id}/tokens', 'post /api/v1/webhooks', 'post /api/v1/members', 'post /api/v1/systems/{id}/keys', 'post /api/v1/nominees/{nominee_id}/tokens'];
     for (const { method, path, op } of operations) {
       // The SDK surface serves requests the truConsent SDKs build, and they never send the header.
       const sdkSurface = path.startsWith('/api/v1/internal/');

@@ -169,6 +169,8 @@ const ROUTES: RouteCase[] = [
     isolation: { notFound: 'Data principal not found' },
   },
   { method: 'POST', path: '/api/v1/data-principals/:dp_id/tokens', scope: 'consent', url: () => '/api/v1/data-principals/dp-1/tokens', body: {} },
+  // A token for a verified nominee acting for the person (issue 33); its uses are walked in fulfilment-nominees.test.ts.
+  { method: 'POST', path: '/api/v1/nominees/:nominee_id/tokens', scope: 'nominees', url: (f) => `/api/v1/nominees/${f.nomineeId}/tokens`, body: {}, isolation: nomineeGone },
   {
     method: 'PUT',
     path: '/api/v1/organization/dpo',
@@ -293,6 +295,9 @@ async function fixture(): Promise<Fixture> {
   const tasks = await t.call({ method: 'GET', url: `/api/v1/fulfilment/tickets/${ticket.ticket_id}`, org, key: org.key });
   expect(tasks.json().tasks).toHaveLength(1);
   const nominee = await post('/nominee', nomineeBody);
+  // A verified nominee of an organization that lets nominees act: their token can be minted.
+  expect((await t.call({ method: 'POST', url: `/api/v1/nominees/${nominee.id}/verify`, org, key: org.key })).statusCode).toBe(200);
+  expect((await t.call({ method: 'PUT', url: '/api/v1/fulfilment/settings', org, key: org.key, body: { nominees_may_act: true } })).statusCode).toBe(200);
   const asset = await post('/api/v1/assets', { name: 'App', kind: 'mobile_app' });
   const point = await post('/api/v1/collection-points', {
     asset_id: asset.id,

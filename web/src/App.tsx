@@ -27,6 +27,8 @@ const SigningKeysPage = lazy(() => import('./pages/SigningKeysPage'));
 const MembersPage = lazy(() => import('./pages/MembersPage'));
 const AuditLogPage = lazy(() => import('./pages/AuditLogPage'));
 const FulfilmentPage = lazy(() => import('./pages/FulfilmentPage'));
+const DataCategoriesPage = lazy(() => import('./pages/DataCategoriesPage'));
+const SystemsPage = lazy(() => import('./pages/SystemsPage'));
 
 export function App() {
   const state = useSessionState();
@@ -84,6 +86,12 @@ function Pages() {
       <Route path={PAGES.auditLog}>{managersOnly(<AuditLogPage />)}</Route>
       <Route path={PAGES.fulfilment}>
         <FulfilmentPage />
+      </Route>
+      <Route path={PAGES.dataCategories}>
+        <DataCategoriesPage />
+      </Route>
+      <Route path={PAGES.systems}>
+        <SystemsPage />
       </Route>
       <Route>
         <section>

@@ -10,6 +10,8 @@ import { ASSET_KINDS as SERVER_KINDS } from '../../src/features/collection-point
 import { SCOPES as SERVER_SCOPES } from '../../src/features/accounts/service';
 import { ROLES as SERVER_ROLES } from '../../src/features/accounts/users';
 import { en } from './i18n/en';
+import { hi } from './i18n/hi';
+import { catalogueFor } from './i18n';
 import { ASSET_KINDS, AUDIT_ACTIONS, GRIEVANCE_CATEGORIES, GRIEVANCE_STATUSES, NOMINEE_STATUSES, RELATIONSHIPS, ROLES, SCOPES } from './lib/enums';
 import { PAGES, pathTo } from './routes';
 
@@ -61,5 +63,27 @@ describe('value lists', () => {
     for (const v of SCOPES) expect(en.labels.scope[v], v).toBeTruthy();
     for (const v of ROLES) expect(en.labels.role[v], v).toBeTruthy();
     for (const v of AUDIT_ACTIONS) expect(en.labels.action[v], v).toBeTruthy();
+  });
+});
+
+describe('languages', () => {
+  /** Every path of a catalogue to a text or a sentence-making function, with which of the two it is. */
+  const leaves = (value: unknown, path = ''): string[] =>
+    typeof value === 'object' && value !== null
+      ? Object.entries(value).flatMap(([k, v]) => leaves(v, path ? `${path}.${k}` : k))
+      : [`${path}:${typeof value}`];
+
+  test('the Hindi catalogue has every text the English one has, and no other', () => {
+    expect(leaves(hi).sort()).toEqual(leaves(en).sort());
+    for (const v of AUDIT_ACTIONS) expect(hi.labels.action[v], v).toBeTruthy();
+    expect(hi.lang).toBe('hi');
+  });
+
+  test("the browser's first preference between Hindi and English decides; anything else is English", () => {
+    expect(catalogueFor(['hi-IN', 'en-GB'])).toBe(hi);
+    expect(catalogueFor(['en-GB', 'hi'])).toBe(en);
+    expect(catalogueFor(['fr-FR', 'hi'])).toBe(hi);
+    expect(catalogueFor(['fr-FR'])).toBe(en);
+    expect(catalogueFor([])).toBe(en);
   });
 });

@@ -19,6 +19,8 @@ export const PAGES = {
   members: '/settings/members',
   auditLog: '/settings/audit-log',
   fulfilment: '/fulfilment',
+  dataCategories: '/data-map/categories',
+  systems: '/data-map/systems',
 } as const;
 
 /** A page path with its parameters filled in (encoded). */

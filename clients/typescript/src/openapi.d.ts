@@ -421,7 +421,7 @@ export interface paths {
         get: operations["getFulfilmentSettings"];
         /**
          * Change fulfilment settings
-         * @description `erase_on_withdrawal`: a consent withdrawal files an erasure request for the person, with a task for each system holding the data categories whose purposes name a withdrawn purpose (off by default). An `admin` key, or the Bearer token of an owner or admin.
+         * @description The settings sent are changed, the others kept. `erase_on_withdrawal`: a consent withdrawal files an erasure request for the person, with a task for each system holding the data categories whose purposes name a withdrawn purpose (off by default). `nominees_may_act`: a nominee whose appointment is verified may act for the person who appointed them, with a token of their own (`POST /rights/nominee/otp`, or `POST /api/v1/nominees/{nominee_id}/tokens`): download their access packages, file and follow their requests; every act records the nominee (off by default; turning it off stops every nominee's token at once). An `admin` key, or the Bearer token of an owner or admin.
          */
         put: operations["putFulfilmentSettings"];
         post?: never;
@@ -700,7 +700,7 @@ export interface paths {
         };
         /**
          * My access packages
-         * @description Newest first: each with its files (from its signed manifest) and whether it can still be downloaded (14 days). `Authorization: Bearer dpt_…`.
+         * @description Newest first: each with its files (from its signed manifest) and whether it can still be downloaded (14 days). `Authorization: Bearer dpt_…`: the person's token, or their nominee's where the organization lets nominees act.
          */
         get: operations["getMePackages"];
         put?: never;
@@ -720,7 +720,7 @@ export interface paths {
         };
         /**
          * Download my access package
-         * @description A gzipped tar: summary.json (what is held, why, with whom), each system's data under systems/, manifest.json (every file's SHA-256) and manifest.jws (the manifest signed with the organization's key, verifiable with /.well-known/jwks.json). 410 once its 14 days are over (the content is erased). Every download is recorded. `Authorization: Bearer dpt_…`.
+         * @description A gzipped tar: summary.json (what is held, why, with whom), each system's data under systems/, manifest.json (every file's SHA-256) and manifest.jws (the manifest signed with the organization's key, verifiable with /.well-known/jwks.json). 410 once its 14 days are over (the content is erased). Every download is recorded, with who downloaded it (the person, or their nominee). `Authorization: Bearer dpt_…`: the person's token, or their nominee's where the organization lets nominees act.
          */
         get: operations["getMePackagesDownloadById"];
         put?: never;
@@ -1651,6 +1651,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rights/nominee/otp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a nominee's one-time code
+         * @description For a nominee acting for the person who appointed them (where the organization allows it: `nominees_may_act` in `PUT /api/v1/fulfilment/settings`; otherwise 403 `nominee_acting_off`). `{phone}` or `{email}`, as recorded on the appointment: a 6-digit code goes by SMS or email when that contact is a verified nominee. The answer is 202 and the same whether or not it is. On the bare base host, `X-Org-Id` names the organization. The limits of `POST /rights/otp`, counted apart from the contact's own sign-in.
+         */
+        post: operations["postRightsNomineeOtp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rights/nominee/otp/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a nominee's code for a token
+         * @description `{phone|email, code, nominee_id?}`: the right code answers a `dpt_` token (1 hour) that acts for the one person whose verified nominee this is, with the nominee as the actor of everything it does. It reaches `GET /api/v1/me`, `/api/v1/me/data-summary`, `/api/v1/me/packages` (and their download) and `/api/v1/me/grievances` (file, follow, converse); elsewhere 403 `nominee_forbidden`. A nominee of several people names the appointment with `nominee_id` (without it: 400 `nominee_id_required`, `details` listing them, the code kept). It stops working at once when the appointment stops being verified or the organization turns `nominees_may_act` off (403 `nominee_not_active`, `nominee_acting_off`). Wrong or expired code: 401 `incorrect_code`.
+         */
+        post: operations["postRightsNomineeOtpVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/nominees/{nominee_id}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a token for a nominee
+         * @description For a nominee your backend has identified itself: a `dpt_` token that acts for the person who appointed them, with the nominee as the actor, as one earned with `POST /rights/nominee/otp/verify` (same reach, same checks on every request). Only a `verified` nominee, and only where the organization allows it: 403 `nominee_not_active`, `nominee_acting_off`. `ttl_seconds` 60-3600 (default 3600). Scope `nominees` or `admin`.
+         */
+        post: operations["postNomineesTokensByNomineeId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -1660,7 +1720,7 @@ export interface paths {
         };
         /**
          * Who I am here
-         * @description The data principal's own profile: `dp_id`, contacts on file (masked), the organization, its contact person (DPDP Rule 9) and its grievance response period. `Authorization: Bearer dpt_…`.
+         * @description The data principal's own profile: `dp_id`, contacts on file (masked), the organization, its contact person (DPDP Rule 9) and its grievance response period. `Authorization: Bearer dpt_…` (the person's, or their nominee's).
          */
         get: operations["getMe"];
         put?: never;
@@ -2442,7 +2502,7 @@ export interface components {
              * @description Stable machine-readable code: branch on it (the table of codes is in the API reference)
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "malformed_request" | "org_header_missing" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "dp_token_required" | "dp_token_other_person" | "incorrect_code" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "dp_token_forbidden" | "not_found" | "no_checkpoint" | "route_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "entry_not_sealed" | "idempotency_key_in_flight" | "gone" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "too_many_codes" | "headers_too_large" | "internal";
+            code: "bad_request" | "validation_failed" | "nominee_id_required" | "malformed_json" | "empty_body" | "content_length_mismatch" | "malformed_url" | "malformed_request" | "org_header_missing" | "org_header_unresolved" | "api_key_required" | "invalid_api_key" | "invalid_token" | "bearer_token_required" | "invalid_credentials" | "not_signed_in" | "dp_token_required" | "dp_token_other_person" | "incorrect_code" | "missing_scope" | "not_a_member" | "role_forbidden" | "csrf_failed" | "dp_token_forbidden" | "nominee_forbidden" | "nominee_acting_off" | "nominee_not_active" | "not_found" | "no_checkpoint" | "route_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "entry_not_sealed" | "idempotency_key_in_flight" | "gone" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "too_many_login_attempts" | "regeneration_limit_reached" | "too_many_codes" | "headers_too_large" | "internal";
             /** @description Validation errors only: one entry per problem found */
             details?: {
                 /** @description The field (or path) at fault */
@@ -2655,7 +2715,17 @@ export interface components {
         };
         /** FulfilmentSettings */
         FulfilmentSettings: {
+            /** @description A consent withdrawal files an erasure request for the data held for the withdrawn purposes */
             erase_on_withdrawal: boolean;
+            /** @description A verified nominee may act for the person who appointed them (download their access packages, file and follow their requests) */
+            nominees_may_act: boolean;
+        };
+        /** FulfilmentSettingsChange */
+        FulfilmentSettingsChange: {
+            /** @description A consent withdrawal files an erasure request for the data held for the withdrawn purposes */
+            erase_on_withdrawal?: boolean;
+            /** @description A verified nominee may act for the person who appointed them (download their access packages, file and follow their requests) */
+            nominees_may_act?: boolean;
         };
         /** DataSummary */
         DataSummary: {
@@ -2982,10 +3052,10 @@ export interface components {
             changed_at: string;
             actor: {
                 /** @enum {string} */
-                type: "api_key" | "user" | "data_principal";
+                type: "api_key" | "user" | "data_principal" | "nominee";
                 /**
                  * Format: uuid
-                 * @description The API key id or user id that made the change (a data principal's internal id when they filed the ticket themselves)
+                 * @description The API key id or user id that made the change (a data principal's internal id when they filed the ticket themselves; the nominee's id when their nominee filed it for them)
                  */
                 id: string;
             };
@@ -3671,6 +3741,22 @@ export interface components {
             /** @description Seconds before another code may be asked for */
             resend_after: number;
         };
+        /** NomineeToken */
+        NomineeToken: {
+            /** @description `dpt_` and 32 characters; shown once, stored only as a hash */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            /** @description Seconds */
+            expires_in: number;
+            /** @description The person the nominee acts for */
+            dp_id: string;
+            /**
+             * Format: uuid
+             * @description The appointment the token acts under: the actor of everything it does
+             */
+            nominee_id: string;
+        };
         /** ContactPerson */
         ContactPerson: {
             /** Format: uuid */
@@ -4001,7 +4087,7 @@ export interface components {
             at: string;
             actor: {
                 /** @enum {string} */
-                type: "api_key" | "user" | "data_principal";
+                type: "api_key" | "user" | "data_principal" | "nominee";
                 /**
                  * Format: uuid
                  * @description The API key id, the user id, or (data_principal, on the consent page) the link event_id
@@ -8599,7 +8685,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "erase_on_withdrawal": true
+                     *       "erase_on_withdrawal": true,
+                     *       "nominees_may_act": true
                      *     }
                      */
                     "application/json": components["schemas"]["FulfilmentSettings"];
@@ -8696,14 +8783,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The settings to change (at least one); the others are kept */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "erase_on_withdrawal": true
+                 *       "erase_on_withdrawal": true,
+                 *       "nominees_may_act": true
                  *     }
                  */
-                "application/json": components["schemas"]["FulfilmentSettings"];
+                "application/json": components["schemas"]["FulfilmentSettingsChange"];
             };
         };
         responses: {
@@ -8719,7 +8808,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "erase_on_withdrawal": true
+                     *       "erase_on_withdrawal": true,
+                     *       "nominees_may_act": true
                      *     }
                      */
                     "application/json": components["schemas"]["FulfilmentSettings"];
@@ -22575,6 +22665,569 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postRightsNomineeOtp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+919876543210",
+                 *       "email": "user@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A phone on file (give phone or email)
+                     * @example +919876543210
+                     */
+                    phone?: string;
+                    /**
+                     * Format: email
+                     * @description An email on file (give phone or email)
+                     */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "string",
+                     *       "expires_in": 0,
+                     *       "resend_after": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignInCodeRequested"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postRightsNomineeOtpVerify: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+919876543210",
+                 *       "email": "user@example.com",
+                 *       "code": "string",
+                 *       "nominee_id": "0192f4a1-7c3e-7b2a-9d4f-5e6a7b8c9d0e"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The mobile recorded on your appointment (give phone or email)
+                     * @example +919876543210
+                     */
+                    phone?: string;
+                    /**
+                     * Format: email
+                     * @description The email recorded on your appointment (give phone or email)
+                     */
+                    email?: string;
+                    /** @description The 6 digits received (spaces and dashes are ignored) */
+                    code: string;
+                    /**
+                     * @description The appointment to act under (the nominee id), when you are the nominee of several people
+                     * @example 0192f4a1-7c3e-7b2a-9d4f-5e6a7b8c9d0e
+                     */
+                    nominee_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "string",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 0,
+                     *       "dp_id": "string",
+                     *       "nominee_id": "f0337f8f-630c-4947-85e9-390745bcab5b"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NomineeToken"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error (no detail is ever given)",
+                     *       "code": "internal"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postNomineesTokensByNomineeId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of `A-Za-z0-9._-`); echoed back and logged. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description On the bare base host (no organization subdomain): with a member's Bearer token, required, the slug of the organization to act in (missing: 400 `org_header_missing`; no such organization: 400 `org_header_unresolved`; not a member: 403 `not_a_member`); with an API key or a data principal's token, optional, and when sent it must name the credential's own organization (400 `org_header_unresolved`). Ignored on an organization's host. */
+                "X-Org-Id"?: components["parameters"]["XOrgId"];
+            };
+            path: {
+                /** @description UUID of the nominee (the appointment); a malformed one is simply not found */
+                nominee_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Lifetime of the token, 60-3600 seconds (default 3600)
+                     * @default 3600
+                     */
+                    ttl_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "string",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 0,
+                     *       "dp_id": "string",
+                     *       "nominee_id": "f0337f8f-630c-4947-85e9-390745bcab5b"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NomineeToken"];
+                };
+            };
+            /** @description Validation error: `details` lists every problem (or `X-Org-Id` unresolved on the history) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Validation failed: subject must not be empty",
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "subject",
+                     *           "message": "must not be empty"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing (`API key required (X-API-Key header)`) or invalid (`Invalid API key`); also any unknown organization host */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials were sent",
+                     *       "code": "api_key_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the required scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key lacks the scope the endpoint needs",
+                     *       "code": "missing_scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record in this organization (malformed ids and other organizations' ids included) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such record in this organization (malformed ids and other organizations' ids included)",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 256 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body is over 256 KiB",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The body was not sent as application/json",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (per API key, or per client address); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests; `Retry-After` says when to try again",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error (no detail is ever given) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -5,7 +5,7 @@ import { selectPage } from '../../platform/db/paging.js';
 export interface AuditEntryRow {
   id: string;
   at: Date;
-  actor_type: 'api_key' | 'user' | 'data_principal';
+  actor_type: 'api_key' | 'user' | 'data_principal' | 'nominee';
   actor_id: string;
   action: string;
   target_type: string;

@@ -13,7 +13,7 @@ const AuditEntry = Type.Object(
     id: Type.String({ format: 'uuid' }),
     at: Timestamp(),
     actor: Type.Object({
-      type: Type.Unsafe<'api_key' | 'user' | 'data_principal'>({ type: 'string', enum: ['api_key', 'user', 'data_principal'] }),
+      type: Type.Unsafe<'api_key' | 'user' | 'data_principal' | 'nominee'>({ type: 'string', enum: ['api_key', 'user', 'data_principal', 'nominee'] }),
       id: Type.String({ format: 'uuid', description: 'The API key id, the user id, or (data_principal, on the consent page) the link event_id' }),
     }),
     action: Type.String({ description: '`<record>.<verb>`, e.g. grievance.status_changed' }),

@@ -19,4 +19,6 @@ export const DASHBOARD_PAGES = [
   '/settings/members',
   '/settings/audit-log',
   '/fulfilment',
+  '/data-map/categories',
+  '/data-map/systems',
 ] as const;

@@ -118,16 +118,16 @@ export const PRINCIPAL_CTE = `known as (
 export function tokenRepo(tx: TenantTx) {
   return {
     /** Records the data principal if new, then stores the token's hash: one statement; answers their internal id. */
-    async insert(t: { dpId: string; newPrincipalId: string; tokenHash: string; source: 'minted' | 'code'; at: Date; expiresAt: Date }): Promise<string> {
+    async insert(t: { dpId: string; newPrincipalId: string; tokenHash: string; source: 'minted' | 'code' | 'nominee_minted' | 'nominee_code'; at: Date; expiresAt: Date; nomineeId?: string }): Promise<string> {
       const rows = await tx.query<{ data_principal_id: string }>(
         `with ${PRINCIPAL_CTE}, directory as (
            -- Which organization the token belongs to, for the bare base host (migration 0017).
            insert into dp_token_orgs (token_hash, org_id, expires_at) values ($5::text, $1::uuid, $7::timestamptz)
          )
-         insert into dp_tokens (org_id, token_hash, data_principal_id, dp_id, source, created_at, expires_at)
-         select $1::uuid, $5::text, (select id from dp limit 1), $3::text, $6::text, $4::timestamptz, $7::timestamptz
+         insert into dp_tokens (org_id, token_hash, data_principal_id, dp_id, source, created_at, expires_at, nominee_id)
+         select $1::uuid, $5::text, (select id from dp limit 1), $3::text, $6::text, $4::timestamptz, $7::timestamptz, $8::uuid
          returning data_principal_id`,
-        [tx.orgId, t.newPrincipalId, t.dpId, t.at, t.tokenHash, t.source, t.expiresAt],
+        [tx.orgId, t.newPrincipalId, t.dpId, t.at, t.tokenHash, t.source, t.expiresAt, t.nomineeId ?? null],
       );
       return rows[0]!.data_principal_id;
     },
@@ -186,11 +186,14 @@ export function rightsSessionRepo(tx: TenantTx) {
   };
 }
 
-/** A dpt_ token that still works (not revoked, not expired at `now`): who it acts for and until when. */
+/**
+ * A person's own dpt_ token that still works (not revoked, not expired at `now`): who it acts for and until
+ * when. A nominee's token is not one: it never opens the person's Rights Center session.
+ */
 export async function liveDpToken(tx: TenantTx, tokenHash: string, now: Date): Promise<{ dp_id: string; expires_at: Date } | null> {
   const rows = await tx.query<{ dp_id: string; expires_at: Date }>(
     `select dp_id, expires_at from dp_tokens
-      where org_id = $1::uuid and token_hash = $2::text and revoked_at is null and expires_at > $3::timestamptz`,
+      where org_id = $1::uuid and token_hash = $2::text and revoked_at is null and expires_at > $3::timestamptz and nominee_id is null`,
     [tx.orgId, tokenHash, now],
   );
   return rows[0] ?? null;

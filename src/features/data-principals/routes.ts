@@ -4,12 +4,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { organizationOf, principalOf, tenantOf, type AccessDeps } from '../../platform/auth/access.js';
+import { actingOf, organizationOf, tenantOf, type AccessDeps } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import { Email, errorResponses, Nullable, Phone, Text } from '../../platform/http/schema-kit.js';
 import type { DataPrincipalService } from './service.js';
 import { checkOneContact, CODE_TTL_SECONDS, RESEND_AFTER_SECONDS } from './service.js';
-import { CodeRequestBody, CodeSent, CodeVerifyBody, Contact, ContactBody, ContactPerson, Dpo, DpParams, DpToken, Me, MintTokenBody } from './schemas.js';
+import { CodeRequestBody, CodeSent, CodeVerifyBody, Contact, ContactBody, ContactPerson, Dpo, DpParams, DpToken, Me, MintTokenBody, NomineeCodeVerifyBody, NomineeToken, NomineeTokenParams } from './schemas.js';
 
 const ALL_ROLES = ['owner', 'admin', 'member'] as const;
 const OWNER_ADMIN = ['owner', 'admin'] as const;
@@ -32,6 +32,10 @@ const ContactPersonBody = Type.Object(
 
 export function codeMessage(orgName: string, code: string, minutes: number): string {
   return `${code} is your code to sign in to ${orgName}'s Rights Center. It is valid for ${minutes} minutes. Do not share it with anyone.`;
+}
+
+export function nomineeCodeMessage(orgName: string, code: string, minutes: number): string {
+  return `${code} is your code to act at ${orgName} for the person who appointed you as their nominee. It is valid for ${minutes} minutes. Do not share it with anyone.`;
 }
 
 export function dataPrincipalRoutes(app: FastifyInstance, service: DataPrincipalService, deps: Pick<AccessDeps, 'organizations' | 'baseDomain' | 'trustProxy'>): void {
@@ -125,21 +129,76 @@ export function dataPrincipalRoutes(app: FastifyInstance, service: DataPrincipal
     },
   });
 
+  r.post('/rights/nominee/otp', {
+    config: { access: 'public' },
+    schema: {
+      tags: ['Data principals'],
+      summary: "Send a nominee's one-time code",
+      description: `For a nominee acting for the person who appointed them (where the organization allows it: \`nominees_may_act\` in \`PUT /api/v1/fulfilment/settings\`; otherwise 403 \`nominee_acting_off\`). \`{phone}\` or \`{email}\`, as recorded on the appointment: a 6-digit code goes by SMS or email when that contact is a verified nominee. The answer is 202 and the same whether or not it is. On the bare base host, \`X-Org-Id\` names the organization. The limits of \`POST /rights/otp\`, counted apart from the contact's own sign-in.`,
+      body: CodeRequestBody,
+      response: { 202: CodeSent, ...errorResponses(400, 403, 413, 415, 429) },
+    },
+    handler: async (req, reply) => {
+      const org = await organizationOf(req, deps, { orgHeaderOnBareHost: true });
+      if (org) await service.requestNomineeCode(org, req.body, (code, minutes) => nomineeCodeMessage(org.name, code, minutes));
+      else checkOneContact(req.body);
+      return reply.code(202).send({ message: 'If this contact is a verified nominee, a code is on its way', expires_in: CODE_TTL_SECONDS, resend_after: RESEND_AFTER_SECONDS });
+    },
+  });
+
+  r.post('/rights/nominee/otp/verify', {
+    config: { access: 'public' },
+    schema: {
+      tags: ['Data principals'],
+      summary: "Exchange a nominee's code for a token",
+      description:
+        "`{phone|email, code, nominee_id?}`: the right code answers a `dpt_` token (1 hour) that acts for the one person whose verified nominee this is, with the nominee as the actor of everything it does. It reaches `GET /api/v1/me`, `/api/v1/me/data-summary`, `/api/v1/me/packages` (and their download) and `/api/v1/me/grievances` (file, follow, converse); elsewhere 403 `nominee_forbidden`. A nominee of several people names the appointment with `nominee_id` (without it: 400 `nominee_id_required`, `details` listing them, the code kept). It stops working at once when the appointment stops being verified or the organization turns `nominees_may_act` off (403 `nominee_not_active`, `nominee_acting_off`). Wrong or expired code: 401 `incorrect_code`.",
+      body: NomineeCodeVerifyBody,
+      response: { 200: NomineeToken, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+    handler: async (req) => {
+      const org = await organizationOf(req, deps, { orgHeaderOnBareHost: true });
+      if (!org) {
+        checkOneContact(req.body);
+        throw new AppError('incorrect_code', 'Incorrect or expired code');
+      }
+      return service.verifyNomineeCode(org, req.body, req.id);
+    },
+  });
+
+  r.post('/api/v1/nominees/:nominee_id/tokens', {
+    config: { access: { apiKey: 'nominees' } },
+    schema: {
+      tags: ['Nominees'],
+      security: [{ ApiKey: [] }],
+      summary: 'Mint a token for a nominee',
+      description:
+        "For a nominee your backend has identified itself: a `dpt_` token that acts for the person who appointed them, with the nominee as the actor, as one earned with `POST /rights/nominee/otp/verify` (same reach, same checks on every request). Only a `verified` nominee, and only where the organization allows it: 403 `nominee_not_active`, `nominee_acting_off`. `ttl_seconds` 60-3600 (default 3600). Scope `nominees` or `admin`.",
+      params: NomineeTokenParams,
+      body: MintTokenBody,
+      response: { 201: NomineeToken, ...errorResponses(400, 401, 403, 404, 413, 415) },
+    },
+    preValidation: async (req) => {
+      if (req.body === undefined || req.body === null) req.body = {};
+    },
+    handler: async (req, reply) => reply.code(201).send(await service.mintNomineeToken(tenantOf(req), req.params.nominee_id, req.body.ttl_seconds)),
+  });
+
   r.get('/api/v1/me', {
-    config: { access: { dataPrincipal: true } },
+    config: { access: { dataPrincipal: true, nominee: true } },
     schema: {
       tags: ['Data principal (me)'],
       security: dpSecurity,
       summary: 'Who I am here',
       description:
-        "The data principal's own profile: `dp_id`, contacts on file (masked), the organization, its contact person (DPDP Rule 9) and its grievance response period. `Authorization: Bearer dpt_…`.",
+        "The data principal's own profile: `dp_id`, contacts on file (masked), the organization, its contact person (DPDP Rule 9) and its grievance response period. `Authorization: Bearer dpt_…` (the person's, or their nominee's).",
       response: { 200: Me, ...errorResponses(401, 403) },
     },
-    handler: (req) => service.profile(principalOf(req)),
+    handler: (req) => service.profile(actingOf(req)),
   });
 
   r.get('/dpo', {
-    config: { access: { apiKey: 'any', bearer: ALL_ROLES, dataPrincipal: true } },
+    config: { access: { apiKey: 'any', bearer: ALL_ROLES, dataPrincipal: true, nominee: true } },
     schema: {
       tags: ['Organization'],
       security: [{ ApiKey: [] }, { Bearer: [] }, { DataPrincipal: [] }],

@@ -114,3 +114,36 @@ export const Me = Type.Object(
   },
   { title: 'DataPrincipalProfile' },
 );
+
+// A nominee acting for the person who appointed them (issue 33).
+
+const NomineeId = Type.String({
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+  'x-message': 'must be the id of one of your appointments',
+  description: 'The appointment to act under (the nominee id), when you are the nominee of several people',
+  examples: ['0192f4a1-7c3e-7b2a-9d4f-5e6a7b8c9d0e'],
+});
+
+export const NomineeCodeVerifyBody = Type.Object(
+  {
+    phone: Type.Optional(Phone({ description: 'The mobile recorded on your appointment (give phone or email)' })),
+    email: Type.Optional(Email({ description: 'The email recorded on your appointment (give phone or email)' })),
+    code: Type.String({ minLength: 1, maxLength: 16, description: 'The 6 digits received (spaces and dashes are ignored)' }),
+    nominee_id: Type.Optional(NomineeId),
+  },
+  { additionalProperties: false },
+);
+export type NomineeCodeVerifyInput = Static<typeof NomineeCodeVerifyBody>;
+
+export const NomineeToken = Type.Object(
+  {
+    access_token: Type.String({ description: '`dpt_` and 32 characters; shown once, stored only as a hash' }),
+    token_type: Type.Literal('Bearer'),
+    expires_in: Type.Integer({ description: 'Seconds' }),
+    dp_id: Type.String({ description: 'The person the nominee acts for' }),
+    nominee_id: Type.String({ format: 'uuid', description: 'The appointment the token acts under: the actor of everything it does' }),
+  },
+  { title: 'NomineeToken' },
+);
+
+export const NomineeTokenParams = Type.Object({ nominee_id: PathText({ maxLength: 255, description: 'UUID of the nominee (the appointment); a malformed one is simply not found' }) });

@@ -4,9 +4,9 @@
 // surface call these same functions.
 import { randomInt, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../../platform/db/types.js';
-import { principalReads, principalScope, tenantReads, withTenant } from '../../platform/db/tenant-tx.js';
+import { principalReads, principalScope, tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
-import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
+import type { ActingContext, TenantContext } from '../../platform/auth/access.js';
 import type { Organization } from '../../platform/auth/tenant-host.js';
 import { AppError } from '../../platform/http/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
@@ -16,7 +16,8 @@ import { alongsideAudit, recordAudit } from '../audit/index.js';
 import { grievancePeriodDays } from '../grievances/service.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { codeRepo, contactPersonRepo, contactRepo, liveDpToken, profileRepo, rightsSessionRepo, tokenRepo, type ContactPersonRow } from './repo.js';
-import type { CodeRequestInput, CodeVerifyInput, ContactInput } from './schemas.js';
+import type { CodeRequestInput, CodeVerifyInput, ContactInput, NomineeCodeVerifyInput } from './schemas.js';
+import type { NomineeService } from '../nominees/index.js';
 
 export const CODE_TTL_SECONDS = 600;
 export const MAX_WRONG_TRIES = 5;
@@ -32,6 +33,8 @@ export interface DataPrincipalServiceDeps {
   clock: Clock;
   defaultCountryCode: string;
   publicUrl: URL;
+  /** The rule for a nominee acting for the person (issue 33): whom they may act for, and whether the organization allows it. */
+  nominees: Pick<NomineeService, 'actingAppointments' | 'actingFor'>;
 }
 
 /** The Rights Center of an organization: where every message to a data principal points. */
@@ -91,7 +94,10 @@ export interface ContactPersonInput {
   response_time?: string | null;
 }
 
-export function createDataPrincipalService({ db, clock, defaultCountryCode, publicUrl }: DataPrincipalServiceDeps) {
+/** A nominee's code is kept apart from the same contact's own sign-in code (their limits too). */
+const nomineeContactHash = (contact: { kind: 'phone' | 'email'; value: string }) => sha256Hex(`nominee:${contact.kind}:${contact.value}`);
+
+export function createDataPrincipalService({ db, clock, defaultCountryCode, publicUrl, nominees }: DataPrincipalServiceDeps) {
   /** The data principal whose contact the right code was sent to; throws `incorrect_code` otherwise. */
   async function checkCode(org: Organization, input: CodeVerifyInput): Promise<string> {
     const contact = oneContact(input, defaultCountryCode);
@@ -114,6 +120,52 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
     });
     if (dpId === null) throw incorrectCode();
     return dpId;
+  }
+
+  /**
+   * Sends a new code to the contact when `dpId` says it is on file (null: a code nobody receives, through
+   * the same steps and limits, so the answer never tells). 429 within 30 s of the last code, or after 3
+   * codes in 15 minutes.
+   */
+  async function sendCode(
+    tx: TenantTx,
+    contactHash: string,
+    contact: { kind: 'phone' | 'email'; value: string },
+    owner: string | null | Promise<string | null>,
+    text: (code: string, minutes: number) => string,
+  ): Promise<void> {
+    const now = clock.now();
+    const codes = codeRepo(tx);
+    const [current, dpId] = await Promise.all([codes.lock(contactHash), owner]);
+    let windowStartedAt = now;
+    let sends = 1;
+    if (current) {
+      const waited = (now.getTime() - current.sent_at.getTime()) / 1000;
+      if (waited < RESEND_AFTER_SECONDS) {
+        const wait = Math.ceil(RESEND_AFTER_SECONDS - waited);
+        throw new AppError('too_many_codes', `A code was just sent: ask again in ${wait} seconds`, undefined, { 'retry-after': String(wait) });
+      }
+      const windowAge = (now.getTime() - current.window_started_at.getTime()) / 1000;
+      if (windowAge < SEND_WINDOW_SECONDS) {
+        if (current.sends >= MAX_SENDS_PER_WINDOW) {
+          const wait = Math.ceil(SEND_WINDOW_SECONDS - windowAge);
+          throw new AppError('too_many_codes', `Too many codes were sent to this contact: ask again in ${wait} seconds`, undefined, { 'retry-after': String(wait) });
+        }
+        windowStartedAt = current.window_started_at;
+        sends = current.sends + 1;
+      }
+    }
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    await codes.issue({
+      contactHash,
+      dpId,
+      codeHash: sha256Hex(`${contactHash}:${code}`),
+      at: now,
+      expiresAt: new Date(now.getTime() + CODE_TTL_SECONDS * 1000),
+      windowStartedAt,
+      sends,
+      message: dpId !== null ? { id: uuidv7(), channel: contact.kind === 'phone' ? 'sms' : 'email', recipient: contact.value, body: text(code, CODE_TTL_SECONDS / 60) } : null,
+    });
   }
 
   /** Stores a new token for dp_id (recording the principal if new) with its audit entry. */
@@ -181,42 +233,11 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
      */
     async requestCode(org: Organization, input: CodeRequestInput, text: (code: string, minutes: number) => string): Promise<void> {
       const contact = oneContact(input, defaultCountryCode);
-      const contactHash = sha256Hex(`${contact.kind}:${contact.value}`);
-      const now = clock.now();
       await withTenant(db, org.id, async (tx) => {
-        const codes = codeRepo(tx);
-        const [current, principal] = await Promise.all([codes.lock(contactHash), contactRepo(tx).byContact(contact.kind, contact.value)]);
-        let windowStartedAt = now;
-        let sends = 1;
-        if (current) {
-          const waited = (now.getTime() - current.sent_at.getTime()) / 1000;
-          if (waited < RESEND_AFTER_SECONDS) {
-            const wait = Math.ceil(RESEND_AFTER_SECONDS - waited);
-            throw new AppError('too_many_codes', `A code was just sent: ask again in ${wait} seconds`, undefined, { 'retry-after': String(wait) });
-          }
-          const windowAge = (now.getTime() - current.window_started_at.getTime()) / 1000;
-          if (windowAge < SEND_WINDOW_SECONDS) {
-            if (current.sends >= MAX_SENDS_PER_WINDOW) {
-              const wait = Math.ceil(SEND_WINDOW_SECONDS - windowAge);
-              throw new AppError('too_many_codes', `Too many codes were sent to this contact: ask again in ${wait} seconds`, undefined, { 'retry-after': String(wait) });
-            }
-            windowStartedAt = current.window_started_at;
-            sends = current.sends + 1;
-          }
-        }
-        const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-        await codes.issue({
-          contactHash,
-          dpId: principal?.dp_id ?? null,
-          codeHash: sha256Hex(`${contactHash}:${code}`),
-          at: now,
-          expiresAt: new Date(now.getTime() + CODE_TTL_SECONDS * 1000),
-          windowStartedAt,
-          sends,
-          message: principal
-            ? { id: uuidv7(), channel: contact.kind === 'phone' ? 'sms' : 'email', recipient: contact.value, body: text(code, CODE_TTL_SECONDS / 60) }
-            : null,
-        });
+        const principal = contactRepo(tx)
+          .byContact(contact.kind, contact.value)
+          .then((p) => p?.dp_id ?? null);
+        await sendCode(tx, sha256Hex(`${contact.kind}:${contact.value}`), contact, principal, text);
       });
     },
 
@@ -225,6 +246,90 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
       const dpId = await checkCode(org, input);
       const ctx: TenantContext = { orgId: org.id, slug: org.slug, orgName: org.name, actor: { type: 'data_principal', id: '', dpId }, requestId };
       return issueToken(ctx, dpId, CODE_TOKEN_TTL_SECONDS, 'code');
+    },
+
+    // A nominee acting for the person who appointed them (issue 33; the rule is the nominees service's).
+
+    /**
+     * Sends a code to a nominee's own email or mobile (as recorded on their appointment) when they hold a
+     * verified appointment: the same limits, and the same answer whether or not they do. 403
+     * `nominee_acting_off` when the organization does not let nominees act.
+     */
+    async requestNomineeCode(org: Organization, input: CodeRequestInput, text: (code: string, minutes: number) => string): Promise<void> {
+      const contact = oneContact(input, defaultCountryCode);
+      await withTenant(db, org.id, async (tx) => {
+        const appointments = await nominees.actingAppointments(tx, contact);
+        // The code's row names the first person they may act for (on file); the verification looks again.
+        await sendCode(tx, nomineeContactHash(contact), contact, appointments[0]?.dp_id ?? null, text);
+      });
+    },
+
+    /**
+     * The right code gives a nominee a token that acts for one person: the one appointment they hold, or
+     * the one `nominee_id` names when they hold several (400 `nominee_id_required` listing them, the code
+     * kept for the second try). The nominee is the actor of the sign-in and of everything the token does.
+     */
+    async verifyNomineeCode(org: Organization, input: NomineeCodeVerifyInput, requestId: string) {
+      const contact = oneContact(input, defaultCountryCode);
+      const contactHash = nomineeContactHash(contact);
+      const digits = input.code.replace(/[\s-]/g, '');
+      const chosenId = input.nominee_id?.toLowerCase();
+      const now = clock.now();
+      // A wrong try is counted in the committed transaction; every refusal is returned, not thrown, so it commits.
+      const outcome = await withTenant(db, org.id, async (tx) => {
+        const codes = codeRepo(tx);
+        const current = await codes.lock(contactHash);
+        if (!current || current.expires_at.getTime() <= now.getTime() || current.attempts >= MAX_WRONG_TRIES) return { refused: incorrectCode() };
+        const right = /^[0-9]{6}$/.test(digits) && sameHex(sha256Hex(`${contactHash}:${digits}`), current.code_hash);
+        if (!right || current.dp_id === null) {
+          await codes.countWrongTry(contactHash);
+          return { refused: incorrectCode() };
+        }
+        const appointments = await nominees.actingAppointments(tx, contact);
+        const chosen = chosenId === undefined && appointments.length === 1 ? appointments[0] : appointments.find((a) => a.nominee_id === chosenId);
+        if (!chosen) {
+          if (chosenId !== undefined || appointments.length === 0) return { refused: new AppError('nominee_not_active', "This nominee's appointment is not active: only a verified nominee acts for the person who appointed them") };
+          return {
+            refused: new AppError(
+              'nominee_id_required',
+              'You are the nominee of several people: send the code again with the nominee_id of the appointment to act under',
+              appointments.map((a) => ({ field: 'nominee_id', message: `${a.nominee_id}: ${a.relationship} of ${a.person_name ?? 'a person'} (verified ${new Date(a.verified_at).toISOString().slice(0, 10)})` })),
+            ),
+          };
+        }
+        await codes.spend(contactHash, now);
+        const { token, hash } = newDpToken();
+        const expiresAt = new Date(now.getTime() + CODE_TOKEN_TTL_SECONDS * 1000);
+        const principalId = await tokenRepo(tx).insert({ dpId: chosen.dp_id, newPrincipalId: uuidv7(), tokenHash: hash, source: 'nominee_code', at: now, expiresAt, nomineeId: chosen.nominee_id });
+        const ctx: TenantContext = { orgId: org.id, slug: org.slug, orgName: org.name, actor: { type: 'nominee', id: chosen.nominee_id, dpId: chosen.dp_id }, requestId };
+        await recordAudit(tx, ctx, now, {
+          action: 'nominee.signed_in',
+          targetType: 'data_principal',
+          targetId: principalId,
+          details: { method: 'code', nominee_id: chosen.nominee_id, expires_in: CODE_TOKEN_TTL_SECONDS },
+        });
+        return { token: { access_token: token, token_type: 'Bearer' as const, expires_in: CODE_TOKEN_TTL_SECONDS, dp_id: chosen.dp_id, nominee_id: chosen.nominee_id } };
+      });
+      if ('refused' in outcome) throw outcome.refused;
+      return outcome.token;
+    },
+
+    /**
+     * A nominee's token minted by the organization's backend for a nominee it has identified itself: it
+     * acts for the appointing person, with the nominee as the actor. The same rule: 404 for no such
+     * nominee, 403 `nominee_acting_off` or `nominee_not_active`.
+     */
+    mintNomineeToken(ctx: TenantContext, nomineeId: string, ttlSeconds = 3600) {
+      const at = clock.now();
+      const { token, hash } = newDpToken();
+      const expiresAt = new Date(at.getTime() + ttlSeconds * 1000);
+      return withTenant(db, ctx.orgId, async (tx) => {
+        const { dp_id: dpId } = await nominees.actingFor(tx, nomineeId);
+        const id = nomineeId.toLowerCase();
+        const principalId = await tokenRepo(tx).insert({ dpId, newPrincipalId: uuidv7(), tokenHash: hash, source: 'nominee_minted', at, expiresAt, nomineeId: id });
+        await recordAudit(tx, ctx, at, { action: 'nominee.token_issued', targetType: 'data_principal', targetId: principalId, details: { nominee_id: id, expires_in: ttlSeconds } });
+        return { access_token: token, token_type: 'Bearer' as const, expires_in: ttlSeconds, dp_id: dpId, nominee_id: id };
+      });
     },
 
     /**
@@ -279,7 +384,7 @@ export function createDataPrincipalService({ db, clock, defaultCountryCode, publ
     },
 
     /** The principal's own profile: contacts masked, the organization, its contact person. One statement. */
-    async profile(ctx: PrincipalContext) {
+    async profile(ctx: ActingContext) {
       const { contact, person } = await profileRepo(principalReads(db, principalScope(ctx))).get();
       return {
         dp_id: ctx.actor.dpId,

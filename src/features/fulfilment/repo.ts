@@ -93,6 +93,12 @@ function conflictOnUnique<T>(message: string): (e: unknown) => T {
   };
 }
 
+/** The organization's fulfilment choices (both off by default). */
+export interface FulfilmentSettings {
+  erase_on_withdrawal: boolean;
+  nominees_may_act: boolean;
+}
+
 export function dataMapRepo(tx: TenantTx) {
   return {
     // ---- categories
@@ -145,15 +151,23 @@ export function dataMapRepo(tx: TenantTx) {
     },
 
     async eraseOnWithdrawal(): Promise<boolean> {
-      const rows = await tx.query<{ on: boolean }>('select erase_on_withdrawal as on from fulfilment_settings where org_id = $1::uuid', [tx.orgId]);
-      return rows[0]?.on ?? false;
+      return (await this.settings()).erase_on_withdrawal;
     },
-    async setEraseOnWithdrawal(on: boolean, at: Date): Promise<void> {
-      await tx.query(
-        `insert into fulfilment_settings (org_id, erase_on_withdrawal, updated_at) values ($1::uuid, $2::boolean, $3::timestamptz)
-         on conflict (org_id) do update set erase_on_withdrawal = excluded.erase_on_withdrawal, updated_at = excluded.updated_at`,
-        [tx.orgId, on, at],
+    async settings(): Promise<FulfilmentSettings> {
+      const rows = await tx.query<FulfilmentSettings>('select erase_on_withdrawal, nominees_may_act from fulfilment_settings where org_id = $1::uuid', [tx.orgId]);
+      return rows[0] ?? { erase_on_withdrawal: false, nominees_may_act: false };
+    },
+    /** Changes the settings given (the others are kept, or take their default); answers them all. */
+    async changeSettings(c: Partial<FulfilmentSettings>, at: Date): Promise<FulfilmentSettings> {
+      const rows = await tx.query<FulfilmentSettings>(
+        `insert into fulfilment_settings as s (org_id, erase_on_withdrawal, nominees_may_act, updated_at)
+         values ($1::uuid, coalesce($2::boolean, false), coalesce($3::boolean, false), $4::timestamptz)
+         on conflict (org_id) do update set erase_on_withdrawal = coalesce($2::boolean, s.erase_on_withdrawal),
+                                             nominees_may_act = coalesce($3::boolean, s.nominees_may_act), updated_at = excluded.updated_at
+         returning erase_on_withdrawal, nominees_may_act`,
+        [tx.orgId, c.erase_on_withdrawal ?? null, c.nominees_may_act ?? null, at],
       );
+      return rows[0]!;
     },
 
     // ---- systems

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf, tenantOf } from '../../platform/auth/access.js';
+import { actingOf, tenantOf } from '../../platform/auth/access.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { FulfilmentService } from './service.js';
 import {
@@ -48,7 +48,17 @@ const writeWho = 'An `admin` key, or the Bearer token of an owner or admin.';
 const map = { tags: ['Data map'], security };
 const tasks = { tags: ['Fulfilment'], security };
 const Deleted = Type.Object({ message: Type.String() });
-const Settings = Type.Object({ erase_on_withdrawal: Type.Boolean() }, { additionalProperties: false, title: 'FulfilmentSettings' });
+const Settings = Type.Object(
+  {
+    erase_on_withdrawal: Type.Boolean({ description: 'A consent withdrawal files an erasure request for the data held for the withdrawn purposes' }),
+    nominees_may_act: Type.Boolean({ description: "A verified nominee may act for the person who appointed them (download their access packages, file and follow their requests)" }),
+  },
+  { title: 'FulfilmentSettings' },
+);
+const SettingsChange = Type.Object(
+  { erase_on_withdrawal: Type.Optional(Settings.properties.erase_on_withdrawal), nominees_may_act: Type.Optional(Settings.properties.nominees_may_act) },
+  { additionalProperties: false, minProperties: 1, title: 'FulfilmentSettingsChange', description: 'The settings to change (at least one); the others are kept' },
+);
 
 export function dataMapRoutes(app: FastifyInstance, service: FulfilmentService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -163,8 +173,8 @@ export function dataMapRoutes(app: FastifyInstance, service: FulfilmentService):
     schema: {
       ...tasks,
       summary: 'Change fulfilment settings',
-      description: `\`erase_on_withdrawal\`: a consent withdrawal files an erasure request for the person, with a task for each system holding the data categories whose purposes name a withdrawn purpose (off by default). ${writeWho}`,
-      body: Settings,
+      description: `The settings sent are changed, the others kept. \`erase_on_withdrawal\`: a consent withdrawal files an erasure request for the person, with a task for each system holding the data categories whose purposes name a withdrawn purpose (off by default). \`nominees_may_act\`: a nominee whose appointment is verified may act for the person who appointed them, with a token of their own (\`POST /rights/nominee/otp\`, or \`POST /api/v1/nominees/{nominee_id}/tokens\`): download their access packages, file and follow their requests; every act records the nominee (off by default; turning it off stops every nominee's token at once). ${writeWho}`,
+      body: SettingsChange,
       response: { 200: Settings, ...errorResponses(400, 401, 403, 413, 415) },
     },
     handler: (req) => service.changeSettings(tenantOf(req), req.body),
@@ -182,7 +192,7 @@ export function dataMapRoutes(app: FastifyInstance, service: FulfilmentService):
   });
 
   r.get('/api/v1/me/data-summary', {
-    config: { access: { dataPrincipal: true } },
+    config: { access: { dataPrincipal: true, nominee: true } },
     schema: {
       tags: ['Data principal (me)'],
       security: [{ DataPrincipal: [] }],
@@ -190,7 +200,7 @@ export function dataMapRoutes(app: FastifyInstance, service: FulfilmentService):
       description: "The organization's s.11 summary: what is held, what for, with whom it is shared, how long it is kept. `Authorization: Bearer dpt_…`.",
       response: { 200: DataSummary, ...errorResponses(401, 403) },
     },
-    handler: (req) => service.summaryMine(principalOf(req)),
+    handler: (req) => service.summaryMine(actingOf(req)),
   });
 }
 
@@ -380,23 +390,23 @@ export function principalPackageRoutes(app: FastifyInstance, service: Fulfilment
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const me = { tags: ['Data principal (me)'], security: [{ DataPrincipal: [] }] };
   r.get('/api/v1/me/packages', {
-    config: { access: { dataPrincipal: true } },
+    config: { access: { dataPrincipal: true, nominee: true } },
     schema: {
       ...me,
       summary: 'My access packages',
-      description: 'Newest first: each with its files (from its signed manifest) and whether it can still be downloaded (14 days). `Authorization: Bearer dpt_…`.',
+      description: 'Newest first: each with its files (from its signed manifest) and whether it can still be downloaded (14 days). `Authorization: Bearer dpt_…`: the person\'s token, or their nominee\'s where the organization lets nominees act.',
       response: { 200: Type.Array(AccessPackage), ...errorResponses(401, 403) },
     },
-    handler: (req) => service.myPackages(principalOf(req)),
+    handler: (req) => service.myPackages(actingOf(req)),
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/me/packages/:id/download', {
-    config: { access: { dataPrincipal: true } },
+    config: { access: { dataPrincipal: true, nominee: true } },
     schema: {
       ...me,
       summary: 'Download my access package',
       description:
-        'A gzipped tar: summary.json (what is held, why, with whom), each system\'s data under systems/, manifest.json (every file\'s SHA-256) and manifest.jws (the manifest signed with the organization\'s key, verifiable with /.well-known/jwks.json). 410 once its 14 days are over (the content is erased). Every download is recorded. `Authorization: Bearer dpt_…`.',
+        'A gzipped tar: summary.json (what is held, why, with whom), each system\'s data under systems/, manifest.json (every file\'s SHA-256) and manifest.jws (the manifest signed with the organization\'s key, verifiable with /.well-known/jwks.json). 410 once its 14 days are over (the content is erased). Every download is recorded, with who downloaded it (the person, or their nominee). `Authorization: Bearer dpt_…`: the person\'s token, or their nominee\'s where the organization lets nominees act.',
       params: PackageParams,
       response: {
         200: { description: 'The package (`Content-Disposition: attachment; filename="access-<ticket_id>.tar.gz"`)', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
@@ -404,7 +414,7 @@ export function principalPackageRoutes(app: FastifyInstance, service: Fulfilment
       },
     },
     handler: async (req, reply) => {
-      const { filename, stream } = await service.downloadMine(principalOf(req), req.params.id);
+      const { filename, stream } = await service.downloadMine(actingOf(req), req.params.id);
       return reply.header('content-type', 'application/gzip').header('content-disposition', `attachment; filename="${filename}"`).header('cache-control', 'no-store').send(stream);
     },
   });

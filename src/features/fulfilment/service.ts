@@ -6,14 +6,14 @@ import type { Readable } from 'node:stream';
 import type { Database } from '../../platform/db/types.js';
 import { tenantReads, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
-import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
+import type { ActingContext, TenantContext } from '../../platform/auth/access.js';
 import { AppError } from '../../platform/http/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { generateApiKey } from '../../platform/crypto/api-keys.js';
 import { recordEvent, together } from '../../platform/webhooks/events.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import type { ReceiptSigner } from '../receipts/index.js';
-import { dataMapRepo, taskRepo, type CategoryRow, type RetentionHold, type SystemRow, type TaskRow } from './repo.js';
+import { dataMapRepo, taskRepo, type CategoryRow, type FulfilmentSettings, type RetentionHold, type SystemRow, type TaskRow } from './repo.js';
 import { packageRepo, type PackageRow, type PartRow } from './package-repo.js';
 import { openChunk, openDataKey, PACKAGE_DAYS, PACKAGE_FORMAT, packageStream, sealContent, sha256Of, signPackageManifest, systemFolder, type PackageEntry } from './package.js';
 import type {
@@ -424,7 +424,7 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
     },
 
     /** The same summary, for the person themselves (their data is held in the organization's systems). */
-    summaryMine(ctx: PrincipalContext) {
+    summaryMine(ctx: ActingContext) {
       return service.summary(ctx);
     },
 
@@ -463,19 +463,21 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
       });
     },
 
-    /** Whether a consent withdrawal starts erasure tasks (off unless the organization turns it on). */
-    async settings(ctx: TenantContext) {
-      return { erase_on_withdrawal: await dataMapRepo(tenantReads(db, ctx.orgId)).eraseOnWithdrawal() };
+    /**
+     * The organization's choices: whether a consent withdrawal starts erasure tasks, and whether a
+     * verified nominee may act for the person who appointed them (both off unless turned on).
+     */
+    settings(ctx: TenantContext): Promise<FulfilmentSettings> {
+      return dataMapRepo(tenantReads(db, ctx.orgId)).settings();
     },
 
-    changeSettings(ctx: TenantContext, input: { erase_on_withdrawal: boolean }) {
+    /** Changes the settings given; the others are kept. */
+    changeSettings(ctx: TenantContext, input: Partial<FulfilmentSettings>): Promise<FulfilmentSettings> {
       const at = clock.now();
+      const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
       return withTenant(db, ctx.orgId, async (tx) => {
-        await Promise.all([
-          dataMapRepo(tx).setEraseOnWithdrawal(input.erase_on_withdrawal, at),
-          audit(tx, ctx, at, 'fulfilment.settings_changed', 'organization', ctx.orgId, { erase_on_withdrawal: input.erase_on_withdrawal }),
-        ]);
-        return { erase_on_withdrawal: input.erase_on_withdrawal };
+        const [settings] = await Promise.all([dataMapRepo(tx).changeSettings(changes, at), audit(tx, ctx, at, 'fulfilment.settings_changed', 'organization', ctx.orgId, changes)]);
+        return settings;
       });
     },
 
@@ -577,8 +579,8 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
       });
     },
 
-    /** The person's packages, newest first (DP token or Rights Center session). */
-    async myPackages(ctx: PrincipalContext): Promise<ShownPackage[]> {
+    /** The person's packages, newest first (their DP token or Rights Center session, or their nominee's token). */
+    async myPackages(ctx: ActingContext): Promise<ShownPackage[]> {
       const now = clock.now();
       const rows = await packageRepo(tenantReads(db, ctx.orgId)).packagesOf(ctx.actor.dpId);
       return rows.map((p) => shownPackage(p, now));
@@ -589,7 +591,7 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
      * are over (its content is then erased). Counted and audited with who downloaded it; the content is
      * streamed, a few chunks read at a time.
      */
-    async downloadMine(ctx: PrincipalContext, packageId: string): Promise<{ filename: string; stream: Readable; size?: number }> {
+    async downloadMine(ctx: ActingContext, packageId: string): Promise<{ filename: string; stream: Readable; size?: number }> {
       if (!isUuid(packageId)) throw packageNotFound();
       const now = clock.now();
       const { pkg, parts } = await withTenant(db, ctx.orgId, async (tx) => {
@@ -632,19 +634,33 @@ export function createFulfilmentService({ db, clock, tickets, signer, sealingKey
       return { filename: `${root}.tar.gz`, stream: packageStream(root, entries, pkg.created_at) };
     },
 
-    /** Erases the content of every package past its 14 days (a job of every server, and the CLI's). */
-    async eraseExpiredPackages(): Promise<{ packages: number }> {
+    /**
+     * Erases the content of every package past its 14 days (the hourly job of every server). Each
+     * organization is worked in its own transactions of at most `batch` packages, taken in turns (one
+     * batch of each organization per round), so a large backlog in one organization does not hold the
+     * others back; an organization whose erasure fails is reported in `failed` and left for the next
+     * run, and the others go on.
+     */
+    async eraseExpiredPackages(options: { batch?: number } = {}): Promise<{ packages: number; failed: { org_id: string; error: unknown }[] }> {
+      const batch = options.batch ?? 100;
       const now = clock.now();
-      const orgs = await db.system.query<{ id: string }>('select id from organizations order by id');
+      let pending = (await db.system.query<{ id: string }>('select id from organizations order by id')).map((o) => o.id);
+      const failed: { org_id: string; error: unknown }[] = [];
       let packages = 0;
-      for (const org of orgs) {
-        for (;;) {
-          const erased = await withTenant(db, org.id, (tx) => packageRepo(tx).eraseExpired(now, 100));
-          packages += erased.length;
-          if (erased.length < 100) break;
+      while (pending.length > 0) {
+        const next: string[] = [];
+        for (const orgId of pending) {
+          try {
+            const erased = await withTenant(db, orgId, (tx) => packageRepo(tx).eraseExpired(now, batch));
+            packages += erased.length;
+            if (erased.length === batch) next.push(orgId);
+          } catch (error) {
+            failed.push({ org_id: orgId, error });
+          }
         }
+        pending = next;
       }
-      return { packages };
+      return { packages, failed };
     },
 
     /** A ticket's tasks and their transitions (the dashboard's view of one request). */

@@ -32,7 +32,7 @@ export interface StatusChangeRow {
   status: GrievanceStatus;
   previous_status: GrievanceStatus | null;
   changed_at: Date;
-  actor: { type: 'api_key' | 'user' | 'data_principal'; id: string };
+  actor: { type: 'api_key' | 'user' | 'data_principal' | 'nominee'; id: string };
   note: string | null;
 }
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf, tenantOf } from '../../platform/auth/access.js';
+import { actingOf, tenantOf } from '../../platform/auth/access.js';
 import { errorResponses } from '../../platform/http/schema-kit.js';
 import type { GrievanceService } from './service.js';
 import {
@@ -171,7 +171,8 @@ const principal = { tags: ['Data principal (me)'], security: [{ DataPrincipal: [
 /** A data principal's own tickets and their conversations, with their token (contract §7). */
 export function principalGrievanceRoutes(app: FastifyInstance, service: GrievanceService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const access = { dataPrincipal: true } as const;
+  // The person's token, or their nominee's acting for them (issue 33): filed and followed for the person, the nominee recorded as the actor.
+  const access = { dataPrincipal: true, nominee: true } as const;
 
   r.get('/api/v1/me/grievances', {
     config: { access },
@@ -181,7 +182,7 @@ export function principalGrievanceRoutes(app: FastifyInstance, service: Grievanc
       description: 'Every ticket filed for me, newest first; an empty array when there are none. `Authorization: Bearer dpt_…`.',
       response: { 200: Type.Array(GrievanceTicket), ...errorResponses(401, 403) },
     },
-    handler: (req) => service.mine(principalOf(req)),
+    handler: (req) => service.mine(actingOf(req)),
   });
 
   r.post('/api/v1/me/grievances', {
@@ -194,7 +195,7 @@ export function principalGrievanceRoutes(app: FastifyInstance, service: Grievanc
       body: PrincipalGrievanceBody,
       response: { 201: GrievanceTicket, ...errorResponses(400, 401, 403, 413, 415) },
     },
-    handler: async (req, reply) => reply.code(201).send(await service.fileMine(principalOf(req), req.body)),
+    handler: async (req, reply) => reply.code(201).send(await service.fileMine(actingOf(req), req.body)),
   });
 
   r.get('/api/v1/me/grievances/:ticket_id', {
@@ -206,7 +207,7 @@ export function principalGrievanceRoutes(app: FastifyInstance, service: Grievanc
       params: TicketParams,
       response: { 200: PrincipalGrievanceWithHistory, ...errorResponses(401, 403, 404) },
     },
-    handler: (req) => service.getMine(principalOf(req), req.params.ticket_id),
+    handler: (req) => service.getMine(actingOf(req), req.params.ticket_id),
   });
 
   r.get('/api/v1/me/grievances/:ticket_id/messages', {
@@ -218,7 +219,7 @@ export function principalGrievanceRoutes(app: FastifyInstance, service: Grievanc
       params: TicketParams,
       response: { 200: Type.Array(GrievanceMessage), ...errorResponses(401, 403, 404) },
     },
-    handler: (req) => service.myMessages(principalOf(req), req.params.ticket_id),
+    handler: (req) => service.myMessages(actingOf(req), req.params.ticket_id),
   });
 
   r.post('/api/v1/me/grievances/:ticket_id/messages', {
@@ -231,6 +232,6 @@ export function principalGrievanceRoutes(app: FastifyInstance, service: Grievanc
       body: MessageBody,
       response: { 201: GrievanceMessage, ...errorResponses(400, 401, 403, 404, 413, 415) },
     },
-    handler: async (req, reply) => reply.code(201).send(await service.postMyMessage(principalOf(req), req.params.ticket_id, req.body)),
+    handler: async (req, reply) => reply.code(201).send(await service.postMyMessage(actingOf(req), req.params.ticket_id, req.body)),
   });
 }

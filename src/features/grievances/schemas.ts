@@ -94,8 +94,8 @@ export const StatusChange = Type.Object(
     previous_status: Nullable(StatusEnum),
     changed_at: Timestamp(),
     actor: Type.Object({
-      type: Type.Unsafe<'api_key' | 'user' | 'data_principal'>({ type: 'string', enum: ['api_key', 'user', 'data_principal'] }),
-      id: Type.String({ format: 'uuid', description: "The API key id or user id that made the change (a data principal's internal id when they filed the ticket themselves)" }),
+      type: Type.Unsafe<'api_key' | 'user' | 'data_principal' | 'nominee'>({ type: 'string', enum: ['api_key', 'user', 'data_principal', 'nominee'] }),
+      id: Type.String({ format: 'uuid', description: "The API key id or user id that made the change (a data principal's internal id when they filed the ticket themselves; the nominee's id when their nominee filed it for them)" }),
     }),
     note: Nullable(Type.String(), { description: "Set only through the organization's management API" }),
   },

@@ -3,7 +3,7 @@
 import type { Database } from '../../platform/db/types.js';
 import { principalReads, principalScope, tenantReads, withPrincipal, withTenant, type TenantTx } from '../../platform/db/tenant-tx.js';
 import type { Clock } from '../../platform/clock.js';
-import type { PrincipalContext, TenantContext } from '../../platform/auth/access.js';
+import type { ActingContext, TenantContext } from '../../platform/auth/access.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { randomCode, UPPER_ALNUM, uuidv7 } from '../../platform/ids.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
@@ -426,21 +426,22 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
     },
 
     // A data principal's own tickets (contract §7): client_user_id is always their dp_id, and another
-    // person's ticket is a ticket that does not exist (404).
+    // person's ticket is a ticket that does not exist (404). Their nominee, where allowed, files and follows
+    // them too (issue 33), recorded as the actor.
 
     /** Their tickets, newest first. */
-    async mine(ctx: PrincipalContext): Promise<(GrievanceRow & TicketClock)[]> {
+    async mine(ctx: ActingContext): Promise<(GrievanceRow & TicketClock)[]> {
       const now = clock.now();
       return (await principalGrievanceRepo(principalReads(db, principalScope(ctx))).list()).map((r) => withClock(r, now));
     },
 
     /** Files a ticket for themselves: the organization's creation, with their dp_id as client_user_id. */
-    fileMine(ctx: PrincipalContext, input: PrincipalGrievanceInput): Promise<GrievanceRow> {
+    fileMine(ctx: ActingContext, input: PrincipalGrievanceInput): Promise<GrievanceRow> {
       return service.create(ctx, { ...input, client_user_id: ctx.actor.dpId });
     },
 
     /** One of their tickets with its status history (no actors, no notes). */
-    async getMine(ctx: PrincipalContext, ticketId: string): Promise<GrievanceRow & TicketClock & { history: PrincipalStatusChangeRow[] }> {
+    async getMine(ctx: ActingContext, ticketId: string): Promise<GrievanceRow & TicketClock & { history: PrincipalStatusChangeRow[] }> {
       if (!TICKET_ID.test(ticketId)) throw notFound();
       const row = await principalGrievanceRepo(principalReads(db, principalScope(ctx))).get(ticketId);
       if (!row) throw notFound();
@@ -448,7 +449,7 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
     },
 
     /** The conversation on one of their tickets, oldest first. */
-    async myMessages(ctx: PrincipalContext, ticketId: string): Promise<MessageRow[]> {
+    async myMessages(ctx: ActingContext, ticketId: string): Promise<MessageRow[]> {
       if (!TICKET_ID.test(ticketId)) throw notFound();
       const rows = await principalGrievanceRepo(principalReads(db, principalScope(ctx))).messages(ticketId);
       if (!rows) throw notFound();
@@ -456,7 +457,7 @@ export function createGrievanceService({ db, clock, publicUrl, onFiled }: Grieva
     },
 
     /** The data principal writes on their ticket (sender user). */
-    postMyMessage(ctx: PrincipalContext, ticketId: string, input: MessageInput): Promise<MessageRow> {
+    postMyMessage(ctx: ActingContext, ticketId: string, input: MessageInput): Promise<MessageRow> {
       if (!TICKET_ID.test(ticketId)) return Promise.reject(notFound());
       const at = clock.now();
       const id = uuidv7();

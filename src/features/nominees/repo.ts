@@ -179,3 +179,47 @@ export function principalNomineeRepo(tx: PrincipalTx) {
     remove: repo.remove,
   };
 }
+
+/** A verified appointment a nominee may act under: whom for, as what, since when. */
+export interface ActingAppointment {
+  nominee_id: string;
+  dp_id: string;
+  relationship: string;
+  verified_at: Date;
+  /** The appointing person's name when the organization has it on file. */
+  person_name: string | null;
+}
+
+/**
+ * A nominee acting for the person (issue 33): the organization's choice (fulfilment_settings) and the
+ * appointments, read together so the rule is decided on one snapshot.
+ */
+export function actingRepo(tx: TenantTx) {
+  const allowed = `coalesce((select s.nominees_may_act from fulfilment_settings s where s.org_id = $1::uuid), false)`;
+  return {
+    /** Whether the organization lets nominees act, and the appointment (whose it is, its status); null when there is none. */
+    async check(nomineeId: string): Promise<{ allowed: boolean; appointment: { dp_id: string; status: NomineeStatus } | null }> {
+      const rows = await tx.query<{ allowed: boolean; appointment: { dp_id: string; status: NomineeStatus } | null }>(
+        `select ${allowed} as allowed,
+                (select json_build_object('dp_id', n.client_user_id, 'status', n.status) from nominees n where n.org_id = $1::uuid and n.id = $2::uuid) as appointment`,
+        [tx.orgId, nomineeId],
+      );
+      return rows[0] ?? { allowed: false, appointment: null };
+    },
+
+    /** Whether the organization lets nominees act, and the verified appointments of the nominee with this email or mobile, oldest first. */
+    async appointments(kind: 'phone' | 'email', value: string): Promise<{ allowed: boolean; appointments: ActingAppointment[] }> {
+      const [setting, appointments] = await Promise.all([
+        tx.query<{ allowed: boolean }>(`select ${allowed} as allowed`, [tx.orgId]),
+        tx.query<ActingAppointment>(
+          `select n.id as nominee_id, n.client_user_id as dp_id, n.relationship, n.verified_at, c.name as person_name
+             from nominees n left join data_principal_contacts c on c.org_id = n.org_id and c.dp_id = n.client_user_id
+            where n.org_id = $1::uuid and n.${kind === 'phone' ? 'nominee_mobile' : 'nominee_email'} = $2::text and n.status = 'verified'
+            order by n.verified_at, n.id`,
+          [tx.orgId, value],
+        ),
+      ]);
+      return { allowed: setting[0]?.allowed ?? false, appointments };
+    },
+  };
+}

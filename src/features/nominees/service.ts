@@ -8,10 +8,12 @@ import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { normalisePhone } from '../../platform/phone.js';
 import { alongsideAudit, recordAudit } from '../audit/index.js';
 import { recordEvent, settled, together } from '../../platform/webhooks/events.js';
-import { newNomineeRow, nomineeRepo, principalNomineeRepo, type NomineeChange, type NomineeRow } from './repo.js';
+import { actingRepo, newNomineeRow, nomineeRepo, principalNomineeRepo, type ActingAppointment, type NomineeChange, type NomineeRow } from './repo.js';
 import type { CreateNomineeInput, ListNomineesInput, MyNomineeInput, MyNomineeUpdateInput, UpdateNomineeInput } from './schemas.js';
 
 const notFound = () => new AppError('not_found', 'Nominee not found');
+const actingOff = () => new AppError('nominee_acting_off', 'This organization does not let nominees act for the people who appointed them');
+const notActive = () => new AppError('nominee_not_active', "This nominee's appointment is not active: only a verified nominee acts for the person who appointed them");
 
 export interface NomineeServiceDeps {
   db: Database;
@@ -102,6 +104,38 @@ export function createNomineeService({ db, clock, defaultCountryCode }: NomineeS
   }
 
   return {
+    // A nominee acting for the person who appointed them (issue 33): where the organization allows it
+    // (PUT /api/v1/fulfilment/settings {nominees_may_act}, off by default), under a verified appointment,
+    // for that person only. One rule for the sign-in, the token the organization mints, and every request
+    // a nominee's token makes.
+
+    /** Throws 403 `nominee_acting_off` or `nominee_not_active` unless the nominee may act for dpId now. */
+    async checkActing(orgId: string, nomineeId: string, dpId: string): Promise<void> {
+      const { allowed, appointment } = await actingRepo(tenantReads(db, orgId)).check(nomineeId);
+      if (!allowed) throw actingOff();
+      if (!appointment || appointment.status !== 'verified' || appointment.dp_id !== dpId) throw notActive();
+    },
+
+    /** The person a nominee may act for under this appointment (for the organization's own token): 404, 403 as checkActing. */
+    async actingFor(tx: TenantTx, nomineeId: string): Promise<{ dp_id: string }> {
+      if (!isUuid(nomineeId)) throw notFound();
+      const { allowed, appointment } = await actingRepo(tx).check(nomineeId.toLowerCase());
+      if (!appointment) throw notFound();
+      if (!allowed) throw actingOff();
+      if (appointment.status !== 'verified') throw notActive();
+      return { dp_id: appointment.dp_id };
+    },
+
+    /**
+     * The appointments the nominee with this email or mobile may act under (the code sign-in): verified
+     * ones, oldest first; 403 `nominee_acting_off` when the organization does not let nominees act.
+     */
+    async actingAppointments(tx: TenantTx, contact: { kind: 'phone' | 'email'; value: string }): Promise<ActingAppointment[]> {
+      const { allowed, appointments } = await actingRepo(tx).appointments(contact.kind, contact.value);
+      if (!allowed) throw actingOff();
+      return appointments;
+    },
+
     listForUser(ctx: TenantContext, clientUserId: string): Promise<NomineeRow[]> {
       // One statement: sent with its transaction in a single round trip (the hot read of this API).
       return nomineeRepo(tenantReads(db, ctx.orgId)).listByClientUser(clientUserId);

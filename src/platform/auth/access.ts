@@ -28,12 +28,19 @@ export type RouteAccess =
        * other tenant route refuses such a token with 403, whatever else it takes.
        */
       dataPrincipal?: boolean;
+      /**
+       * With dataPrincipal: a nominee's token (a `dpt_` token earned by a nominee whose appointment is
+       * verified, where the organization allows it) is taken too, and acts for the appointing person. A
+       * nominee's token elsewhere: 403 `nominee_forbidden`.
+       */
+      nominee?: boolean;
     };
 
 export type Actor =
   | { type: 'api_key'; id: string; scopes: Scope[] }
   | { type: 'user'; id: string; role: Role; sessionId: string }
-  | DataPrincipalActor;
+  | DataPrincipalActor
+  | NomineeActor;
 
 /**
  * A data principal acting for themselves: `dpId` is the organization's identifier for them. With a DP
@@ -42,6 +49,16 @@ export type Actor =
  */
 export interface DataPrincipalActor {
   type: 'data_principal';
+  id: string;
+  dpId: string;
+}
+
+/**
+ * A nominee acting for the data principal who appointed them (issue 33): `id` is the appointment
+ * (nominees.id), `dpId` the person they act for. Every act records the nominee as the actor.
+ */
+export interface NomineeActor {
+  type: 'nominee';
   id: string;
   dpId: string;
 }
@@ -60,6 +77,16 @@ export interface PrincipalContext extends TenantContext {
   actor: DataPrincipalActor;
 }
 
+/**
+ * The person, or their nominee acting for them (issue 33): the first argument of the services a nominee
+ * may reach (read the person's profile, summary and packages; file and follow their requests). Both reach
+ * that one person's records only (`actor.dpId`); a service that takes a PrincipalContext is the person's
+ * alone, so a nominee cannot be handed to it.
+ */
+export interface ActingContext extends TenantContext {
+  actor: DataPrincipalActor | NomineeActor;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: RouteAccess;
@@ -76,6 +103,11 @@ export interface AccessDeps {
   apiKeys: ApiKeyVerifier;
   bearer: BearerVerifier;
   dpTokens: DpTokenVerifier;
+  /**
+   * Whether a nominee may act now for the person, under this appointment (the nominees service's rule:
+   * the organization allows it, the appointment is verified and is this person's); throws the 403 to answer.
+   */
+  nomineeActing: (orgId: string, nomineeId: string, dpId: string) => Promise<void>;
 }
 
 export const AccessErrors = {
@@ -85,6 +117,7 @@ export const AccessErrors = {
   bearerOnly: () => new AppError('bearer_token_required', 'This endpoint takes a Bearer token (Authorization: Bearer <token>), not an API key'),
   principalOnly: () => new AppError('dp_token_forbidden', 'This token acts for one data principal only'),
   principalTokenRequired: () => new AppError('dp_token_required', "This endpoint takes a data principal's token (Authorization: Bearer dpt_…)"),
+  nomineeForbidden: () => new AppError('nominee_forbidden', "A nominee's token does not reach this endpoint: a nominee downloads the person's access packages and files and follows requests for them"),
 } as const;
 
 /** Said with `Invalid API key` when the key is active in another organization than the host's. */
@@ -102,6 +135,13 @@ export function principalOf(request: FastifyRequest): PrincipalContext {
   const ctx = tenantOf(request);
   if (ctx.actor.type !== 'data_principal') throw new Error(`route ${request.routeOptions.url} reached its handler without a data principal`);
   return ctx as PrincipalContext;
+}
+
+/** The context of a route that takes the person's token or their nominee's (`nominee: true`). */
+export function actingOf(request: FastifyRequest): ActingContext {
+  const ctx = tenantOf(request);
+  if (ctx.actor.type !== 'data_principal' && ctx.actor.type !== 'nominee') throw new Error(`route ${request.routeOptions.url} reached its handler without a data principal or their nominee`);
+  return ctx as ActingContext;
 }
 
 /** A tenant route's context; throws if the route was declared public (a programming error). */
@@ -228,7 +268,15 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
       const verified = org ? await deps.dpTokens.verify(org.id, principalToken) : null;
       if (!org || !verified) throw AccessErrors.invalidToken();
       if (!access.dataPrincipal) throw AccessErrors.principalOnly();
+      if (verified.nomineeId !== null && !access.nominee) throw AccessErrors.nomineeForbidden();
       checkOrgHeader(org);
+      if (verified.nomineeId !== null) {
+        // Checked on every request: an appointment the person or the organization changed, or the
+        // organization's choice turned off, stops the token at once.
+        await deps.nomineeActing(org.id, verified.nomineeId, verified.dpId);
+        setTenant(org, { type: 'nominee', id: verified.nomineeId, dpId: verified.dpId });
+        return;
+      }
       setTenant(org, { type: 'data_principal', id: verified.dataPrincipalId, dpId: verified.dpId });
       return;
     }

@@ -10,6 +10,8 @@ export interface VerifiedDpToken {
   dataPrincipalId: string;
   dpId: string;
   expiresAt: Date;
+  /** A nominee's token: the appointment it acts under (the person is dpId); null for the person's own. */
+  nomineeId: string | null;
 }
 
 export interface DpTokenVerifier {
@@ -34,9 +36,9 @@ export function createDpTokenVerifier(db: Database, clock: Clock): DpTokenVerifi
       const now = clock.now().getTime();
       let hit = cache.get(key);
       if (!hit || now - hit.at >= DP_TOKEN_CACHE_TTL_MS) {
-        const rows = await db.tenantQuery<{ data_principal_id: string; dp_id: string; expires_at: Date }>(
+        const rows = await db.tenantQuery<{ data_principal_id: string; dp_id: string; expires_at: Date; nominee_id: string | null }>(
           orgId,
-          `select data_principal_id, dp_id, expires_at from dp_tokens
+          `select data_principal_id, dp_id, expires_at, nominee_id from dp_tokens
             where org_id = $1::uuid and token_hash = $2::text and revoked_at is null`,
           [orgId, hash],
         );
@@ -47,7 +49,7 @@ export function createDpTokenVerifier(db: Database, clock: Clock): DpTokenVerifi
           return null;
         }
         if (cache.size >= MAX_ENTRIES) cache.clear();
-        hit = { token: { dataPrincipalId: row.data_principal_id, dpId: row.dp_id, expiresAt: row.expires_at }, at: now };
+        hit = { token: { dataPrincipalId: row.data_principal_id, dpId: row.dp_id, expiresAt: row.expires_at, nomineeId: row.nominee_id }, at: now };
         cache.set(key, hit);
       }
       return hit.token && hit.token.expiresAt.getTime() > now ? hit.token : null;

@@ -1,5 +1,5 @@
 // CORS for the data principal's surfaces only (contract §9): `/api/v1/me...` (§7), the SDK surface
-// `/api/v1/internal/...` (§8) and the code sign-in (`/rights/otp`, `/rights/otp/verify`). A browser page
+// `/api/v1/internal/...` (§8) and the code sign-ins (`/rights/otp`, `/rights/nominee/otp` and their `/verify`). A browser page
 // on one of the organization's allowed origins (PATCH /api/v1/organization {allowed_origins}) may call
 // them; organization endpoints never send a CORS header, so no other site's script can read them.
 //
@@ -34,7 +34,9 @@ export function isCorsPath(url: string): boolean {
     url.startsWith('/api/v1/me/') ||
     url.startsWith('/api/v1/internal/') ||
     url === '/rights/otp' ||
-    url === '/rights/otp/verify'
+    url === '/rights/otp/verify' ||
+    url === '/rights/nominee/otp' ||
+    url === '/rights/nominee/otp/verify'
   );
 }
 

@@ -5,6 +5,7 @@ export const ERROR_CODES = {
   // 400
   bad_request: { status: 400, meaning: 'The request cannot be processed as sent (the sentence says why)' },
   validation_failed: { status: 400, meaning: 'The body, query or path failed validation; `details` lists every problem' },
+  nominee_id_required: { status: 400, meaning: 'The contact is the nominee of several people: send the code again with `nominee_id`, one of those `details` lists' },
   malformed_json: { status: 400, meaning: 'The body is not valid JSON' },
   empty_body: { status: 400, meaning: 'A JSON body was announced but none was sent' },
   content_length_mismatch: { status: 400, meaning: 'Content-Length does not match the body' },
@@ -28,6 +29,9 @@ export const ERROR_CODES = {
   role_forbidden: { status: 403, meaning: 'The member\'s role does not allow this action' },
   csrf_failed: { status: 403, meaning: 'The CSRF token or the request\'s origin did not match' },
   dp_token_forbidden: { status: 403, meaning: "A data principal's token was sent to an organization endpoint: it acts for one person only" },
+  nominee_forbidden: { status: 403, meaning: "A nominee's token was sent to an endpoint a nominee does not reach (a nominee downloads the person's access packages and files and follows requests for them)" },
+  nominee_acting_off: { status: 403, meaning: 'The organization does not let nominees act for the people who appointed them (`nominees_may_act` in the fulfilment settings)' },
+  nominee_not_active: { status: 403, meaning: "The nominee's appointment is not verified (any more), was removed, or is not this person's" },
   // 404
   not_found: { status: 404, meaning: 'No such record in this organization (malformed ids and other organizations\' ids included)' },
   no_checkpoint: { status: 404, meaning: "The organization's audit log has no signed checkpoint yet (the first follows its first entry within a few seconds)" },

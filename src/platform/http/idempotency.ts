@@ -172,6 +172,7 @@ export interface IdempotencyDeps {
  * key (67 characters, within the column's 255).
  */
 function scopedKey(tenant: NonNullable<FastifyRequest['tenant']>, key: string): string {
+  if (tenant.actor.type === 'nominee') return `nominee:${sha256Hex(`${tenant.actor.id}\n${tenant.actor.dpId}\n${key}`)}`;
   return tenant.actor.type === 'data_principal' ? `dp:${sha256Hex(`${tenant.actor.dpId}\n${key}`)}` : key;
 }
 

@@ -31,6 +31,8 @@ export function Layout({ children }: { children: ReactNode }) {
     { href: PAGES.grievances, text: m.nav.grievances, show: true },
     { href: PAGES.nominees, text: m.nav.nominees, show: true },
     { href: PAGES.fulfilment, text: m.nav.fulfilment, show: true },
+    { href: PAGES.systems, text: m.nav.systems, show: true },
+    { href: PAGES.dataCategories, text: m.nav.dataCategories, show: true },
     { href: PAGES.consentLinks, text: m.nav.consentLinks, show: manager },
     { href: PAGES.assets, text: m.nav.assets, show: true },
   ];

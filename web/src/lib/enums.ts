@@ -16,6 +16,8 @@ export const AUDIT_ACTIONS = [
   'nominee.deleted',
   'nominee.verified',
   'nominee.rejected',
+  'nominee.signed_in',
+  'nominee.token_issued',
   'asset.created',
   'asset.updated',
   'collection_point.created',
@@ -62,4 +64,5 @@ export const AUDIT_ACTIONS = [
   'fulfilment.erasure_scheduled',
 ] as const;
 export const TASK_STATUSES = ['queued', 'leased', 'done', 'failed'] as const;
+export const SYSTEM_STATUSES = ['active', 'archived'] as const;
 export const PAGE_SIZES = [25, 50, 100, 200] as const;

@@ -1,12 +1,13 @@
 // Fulfilment: every task of every rights request, per system, with what blocks it; a failed task is
-// retried from here (owners and admins).
+// retried from here (owners and admins), who also set the organization's fulfilment choices (erasure on
+// consent withdrawal, nominees acting for the person).
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { api, call } from '../api/client';
 import type { ApiError } from '../api/errors';
 import { canChange, useSession } from '../api/use-session';
-import type { FulfilmentTask } from '../api/types';
-import { Field } from '../components/fields';
+import type { FulfilmentSettings, FulfilmentTask } from '../api/types';
+import { Field, FormError } from '../components/fields';
 import { Filters, Options, useFilterDraft } from '../components/Filters';
 import { Notice } from '../components/Notice';
 import { ListFooter } from '../components/Pager';
@@ -16,6 +17,7 @@ import { label, useMessages } from '../i18n';
 import { TASK_STATUSES } from '../lib/enums';
 import { formatDateTime } from '../lib/format';
 import { intParam, oneOf, useSearchState } from '../lib/search-state';
+import { useAction } from '../lib/use-action';
 import { useApi } from '../lib/use-api';
 import { useTitle } from '../lib/use-title';
 import { PAGES, pathTo } from '../routes';
@@ -76,6 +78,7 @@ export default function FulfilmentPage() {
     <section>
       <h1>{m.fulfilment.title}</h1>
       <p className="intro">{m.fulfilment.intro}</p>
+      {canChange(session) ? <SettingsForm /> : null}
       <Filters label={m.fulfilment.title} onApply={() => update(draft)} onClear={() => update(Object.fromEntries(FILTERS.map((f) => [f, null])))}>
         <Field label={m.common.status}>
           {(ids) => (
@@ -95,5 +98,45 @@ export default function FulfilmentPage() {
         )}
       </DataState>
     </section>
+  );
+}
+
+/** The organization's fulfilment choices (owners and admins; both off by default). */
+export function SettingsForm() {
+  const stored = useApi(() => call(api.GET('/api/v1/fulfilment/settings')), []);
+  return (
+    <DataState loaded={stored}>
+      {(settings) => <SettingsFields stored={settings} />}
+    </DataState>
+  );
+}
+
+const CHOICES = ['erase_on_withdrawal', 'nominees_may_act'] as const;
+
+function SettingsFields({ stored }: { stored: FulfilmentSettings }) {
+  const m = useMessages();
+  const [choices, setChoices] = useState<FulfilmentSettings>(stored);
+  const [saved, setSaved] = useState(false);
+  const { busy, error, onSubmit } = useAction(async () => {
+    setSaved(false);
+    setChoices(await call(api.PUT('/api/v1/fulfilment/settings', { body: choices })));
+    setSaved(true);
+  });
+  const texts = { erase_on_withdrawal: m.fulfilment.eraseOnWithdrawal, nominees_may_act: m.fulfilment.nomineesMayAct };
+  return (
+    <form className="card form" onSubmit={onSubmit()} noValidate aria-labelledby="fulfilment-settings-title">
+      <h2 id="fulfilment-settings-title">{m.fulfilment.settingsTitle}</h2>
+      <FormError error={error} fields={[...CHOICES]} />
+      {CHOICES.map((c) => (
+        <div className="check" key={c}>
+          <input id={`setting-${c}`} type="checkbox" checked={choices[c]} onChange={(e) => setChoices({ ...choices, [c]: e.target.checked })} />
+          <label htmlFor={`setting-${c}`}>{texts[c]}</label>
+        </div>
+      ))}
+      {saved ? <Notice>{m.common.saved}</Notice> : null}
+      <button type="submit" className="button primary" disabled={busy}>
+        {busy ? m.common.saving : m.common.save}
+      </button>
+    </form>
   );
 }

@@ -1,10 +1,11 @@
-// A ticket's conversation and due date in the dashboard, against a stubbed API: the messages shown oldest
-// first with who wrote them, a reply sent as `{message}` and shown after the reload, an error kept in the
-// form; the due date with the days left or late and the "Overdue" label.
-import { render, screen } from '@testing-library/react';
+// A ticket's conversation, due date and fulfilment in the dashboard, against a stubbed API: the messages
+// shown oldest first with who wrote them, a reply sent as `{message}` and shown after the reload, an error
+// kept in the form; the due date with the days left or late and the "Overdue" label; the request's tasks
+// with what blocks each, its transitions with who acted, and a failed task retried by an owner or admin.
+import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { Conversation } from './GrievancePage';
+import { Conversation, TicketFulfilmentPanel } from './GrievancePage';
 import { DueDate } from '../components/DueDate';
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
@@ -80,5 +81,96 @@ describe('a due date', () => {
     rerender(<DueDate ticket={{ status: 'resolved', due_at: '2026-12-22T09:30:00.000Z', days_left: null, overdue: false }} />);
     expect(container.textContent).toContain('answered');
     expect(container.querySelector('time')!.getAttribute('datetime')).toBe('2026-12-22T09:30:00.000Z');
+  });
+});
+
+describe("a request's fulfilment on its ticket", () => {
+  const at = (min: number) => `2026-11-22T09:${String(min).padStart(2, '0')}:00.000Z`;
+  const task = (id: string, system: string, extra: object) => ({
+    id,
+    ticket_id: 'GRV-ABCD1234',
+    system_id: `${id}-system`,
+    system_name: system,
+    kind: 'access',
+    mode: 'automatic',
+    status: 'queued',
+    dp_id: 'dp-42',
+    category_keys: ['contact'],
+    holds: [],
+    attempts: 0,
+    lease_expires_at: null,
+    not_before: null,
+    result: null,
+    failure_reason: null,
+    created_at: at(0),
+    updated_at: at(1),
+    completed_at: null,
+    blocked_by: null,
+    ...extra,
+  });
+  let retried: string[];
+  let crmStatus: string;
+  beforeEach(() => {
+    retried = [];
+    crmStatus = 'failed';
+    vi.stubGlobal('fetch', async (input: RequestInfo | URL, init?: RequestInit) => {
+      const req = input instanceof Request ? input : new Request(input, init);
+      const path = new URL(req.url).pathname;
+      if (req.method === 'POST' && path === '/api/v1/fulfilment/tasks/t-crm/retry') {
+        retried.push(path);
+        crmStatus = 'queued';
+        return json(200, task('t-crm', 'CRM', { status: 'queued' }));
+      }
+      if (path !== '/api/v1/fulfilment/tickets/GRV-ABCD1234') return json(404, { error: 'not stubbed', code: 'route_not_found' });
+      const crm =
+        crmStatus === 'failed'
+          ? task('t-crm', 'CRM', { status: 'failed', attempts: 1, failure_reason: 'Export timed out', blocked_by: 'Failed: Export timed out. Retry it once the cause is fixed.' })
+          : task('t-crm', 'CRM', { status: 'queued', attempts: 1, blocked_by: 'Waits for CRM to take it.' });
+      const paper = task('t-paper', 'Paper files', { mode: 'manual', blocked_by: 'Waits for a member to do it in Paper files and report it done.' });
+      const step = (taskId: string, action: string, actor: object, detail: string | null, min: number) => ({ task_id: taskId, system_id: `${taskId}-system`, action, status: 'queued', actor, detail, at: at(min) });
+      return json(200, {
+        ticket_id: 'GRV-ABCD1234',
+        status: 'waiting',
+        tasks: [crm, paper],
+        transitions: [
+          step('t-crm', 'created', { type: 'nominee', id: '0193a1c2-0000-7000-8000-00000000abcd' }, null, 0),
+          step('t-paper', 'created', { type: 'nominee', id: '0193a1c2-0000-7000-8000-00000000abcd' }, null, 0),
+          step('t-crm', 'failed', { type: 'api_key', id: '0193a1c2-0000-7000-8000-00000000beef' }, 'Export timed out', 2),
+        ],
+        parts: [],
+        retention_holds: [],
+        package: null,
+      });
+    });
+  });
+
+  test('the tasks with what blocks each, every transition with who acted; an owner retries a failed task', async () => {
+    render(<TicketFulfilmentPanel ticketId="GRV-ABCD1234" manager />);
+    const user = userEvent.setup();
+    const tasks = await screen.findByRole('table', { name: 'Tasks of this request' });
+    expect(screen.getByText('Fulfilment: waiting (a task failed or waits for a member)')).toBeTruthy();
+    const crmRow = within(tasks).getByText('CRM').closest('tr')!;
+    expect(within(crmRow).getByText('Failed: Export timed out. Retry it once the cause is fixed.')).toBeTruthy();
+    expect(within(tasks).getByText('Waits for a member to do it in Paper files and report it done.')).toBeTruthy();
+    expect(within(tasks).getByText('Access · manual')).toBeTruthy();
+    const steps = within(screen.getByRole('table', { name: 'Task transitions of this request, oldest first' })).getAllByRole('row').slice(1);
+    expect(steps.map((r) => within(r).getAllByRole('cell').slice(1).map((c) => c.textContent))).toEqual([
+      ['CRM', 'Created', 'Nominee 0193a1c2…abcd', ''],
+      ['Paper files', 'Created', 'Nominee 0193a1c2…abcd', ''],
+      ['CRM', 'Failed', 'API key 0193a1c2…beef', 'Export timed out'],
+    ]);
+    // Only the failed task offers a retry.
+    expect(within(tasks).getAllByRole('button').length).toBe(1);
+    await user.click(within(crmRow).getByRole('button', { name: /^Retry\s*the CRM task of GRV-ABCD1234$/ }));
+    expect(await screen.findByText('The CRM task of GRV-ABCD1234 is back in the queue.')).toBeTruthy();
+    expect(retried).toEqual(['/api/v1/fulfilment/tasks/t-crm/retry']);
+    expect(await screen.findByText('Waits for CRM to take it.')).toBeTruthy();
+  });
+
+  test('a member reads it, with no retry', async () => {
+    render(<TicketFulfilmentPanel ticketId="GRV-ABCD1234" manager={false} />);
+    const tasks = await screen.findByRole('table', { name: 'Tasks of this request' });
+    expect(within(tasks).getByText('Failed: Export timed out. Retry it once the cause is fixed.')).toBeTruthy();
+    expect(within(tasks).queryByRole('button')).toBeNull();
   });
 });

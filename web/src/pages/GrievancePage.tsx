@@ -1,5 +1,6 @@
-// One ticket: its details with its due date, a status change with a note (owners and admins), the
-// conversation with the data principal and a reply (any member), and its history.
+// One ticket: its details with its due date, a status change with a note (owners and admins), its
+// fulfilment (the tasks per system, what blocks each, what happened; owners and admins retry a failed
+// task), the conversation with the data principal and a reply (any member), and its history.
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { api, call } from '../api/client';
@@ -10,13 +11,18 @@ import { Field, FormError } from '../components/fields';
 import { Notice } from '../components/Notice';
 import { DataState } from '../components/states';
 import { label, useMessages } from '../i18n';
-import type { GrievanceWithHistory } from '../api/types';
+import type { FulfilmentTask, GrievanceWithHistory } from '../api/types';
+import { ApiError } from '../api/errors';
+import { Table, type Column } from '../components/Table';
 import { GRIEVANCE_STATUSES } from '../lib/enums';
-import { formatDateTime, shortId } from '../lib/format';
+import { formatDate, formatDateTime, shortId } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useApi } from '../lib/use-api';
 import { useTitle } from '../lib/use-title';
 import { PAGES } from '../routes';
+
+/** The request categories that have a fulfilment (tasks per system): the others show no panel. */
+const RIGHTS_REQUESTS: readonly string[] = ['data_access', 'data_portability', 'rectification', 'erasure'];
 
 export default function GrievancePage({ ticketId }: { ticketId: string }) {
   const m = useMessages();
@@ -88,6 +94,8 @@ export default function GrievancePage({ ticketId }: { ticketId: string }) {
                 }}
               />
             ) : null}
+
+            {RIGHTS_REQUESTS.includes(g.category) ? <TicketFulfilmentPanel ticketId={g.ticket_id} manager={canChange(session)} /> : null}
 
             <Conversation ticketId={g.ticket_id} />
 
@@ -196,6 +204,97 @@ export function Conversation({ ticketId }: { ticketId: string }) {
           {busy ? m.grievances.sending : m.grievances.sendReply}
         </button>
       </form>
+    </section>
+  );
+}
+
+/**
+ * The request's fulfilment (GET /api/v1/fulfilment/tickets/{ticket_id}): its status, each system's task
+ * with what blocks it, every transition with who acted, the retention holds and the access package.
+ * `manager`: owners and admins retry a failed task here.
+ */
+export function TicketFulfilmentPanel({ ticketId, manager }: { ticketId: string; manager: boolean }) {
+  const m = useMessages();
+  const f = m.fulfilment;
+  const view = useApi(() => call(api.GET('/api/v1/fulfilment/tickets/{ticket_id}', { params: { path: { ticket_id: ticketId } } })), [ticketId]);
+  const [notice, setNotice] = useState<{ kind: 'success' | 'error'; text: string } | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const retry = async (t: FulfilmentTask) => {
+    setBusy(t.id);
+    setNotice(null);
+    try {
+      await call(api.POST('/api/v1/fulfilment/tasks/{id}/retry', { params: { path: { id: t.id } } }));
+      setNotice({ kind: 'success', text: f.retried(t.system_name, t.ticket_id) });
+      view.reload();
+    } catch (e) {
+      setNotice({ kind: 'error', text: ApiError.of(e).message });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const taskColumns: Column<FulfilmentTask>[] = [
+    { key: 'system', header: f.system, render: (t) => t.system_name },
+    { key: 'kind', header: f.kind, render: (t) => `${label(f.kinds, t.kind)} · ${label(f.modes, t.mode)}` },
+    { key: 'status', nowrap: true, header: m.common.status, render: (t) => label(f.statuses, t.status) },
+    { key: 'blocked', header: f.blockedBy, render: (t) => t.blocked_by ?? m.common.none },
+    { key: 'attempts', header: f.attempts, render: (t) => String(t.attempts) },
+  ];
+  if (manager) {
+    taskColumns.push({
+      key: 'actions',
+      nowrap: true,
+      header: m.common.actions,
+      render: (t) =>
+        t.status === 'failed' ? (
+          <button type="button" className="button secondary" disabled={busy === t.id} onClick={() => void retry(t)}>
+            {f.retry}
+            <span className="sr-only"> {f.retryWhat(t.system_name, t.ticket_id)}</span>
+          </button>
+        ) : null,
+    });
+  }
+
+  return (
+    <section aria-labelledby="fulfilment-heading">
+      <h2 id="fulfilment-heading">{f.panelTitle}</h2>
+      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
+      <DataState loaded={view} isEmpty={(v) => v.tasks.length === 0} empty={f.panelNone}>
+        {(v) => {
+          const systemOf = new Map(v.tasks.map((t) => [t.id, t.system_name]));
+          // Numbered: two steps of one task may share their time and actor (a lease that ended, then a claim).
+          type Step = (typeof v.transitions)[number] & { n: number };
+          const steps: Step[] = v.transitions.map((x, n) => ({ ...x, n }));
+          const stepColumns: Column<Step>[] = [
+            { key: 'at', nowrap: true, header: f.when, render: (x) => <time dateTime={x.at}>{formatDateTime(x.at)}</time> },
+            { key: 'system', header: f.system, render: (x) => systemOf.get(x.task_id) ?? shortId(x.system_id) },
+            { key: 'action', header: f.action, render: (x) => label(f.actions, x.action) },
+            { key: 'actor', header: f.actor, render: (x) => `${label(m.labels.actor, x.actor.type)} ${shortId(x.actor.id)}` },
+            { key: 'detail', header: f.detail, render: (x) => x.detail ?? '' },
+          ];
+          return (
+            <>
+              <p>
+                <strong>{f.panelStatus(label(f.ticketStatuses, v.status))}</strong>
+              </p>
+              <Table caption={f.tasksCaption} columns={taskColumns} rows={v.tasks} rowKey={(t) => t.id} />
+              {v.retention_holds.length ? (
+                <>
+                  <h3>{f.holds}</h3>
+                  <ul>
+                    {v.retention_holds.map((h) => (
+                      <li key={h.category_key}>{f.holdOf(h.category_name, h.systems.join(', '), formatDate(h.until), h.basis)}</li>
+                    ))}
+                  </ul>
+                </>
+              ) : null}
+              {v.package ? <p>{f.packageOf(label(f.packageStatuses, v.package.status), v.package.files.length, formatDateTime(v.package.expires_at))}</p> : null}
+              <h3>{f.transitions}</h3>
+              <Table caption={f.transitionsCaption} columns={stepColumns} rows={steps} rowKey={(x) => String(x.n)} />
+            </>
+          );
+        }}
+      </DataState>
     </section>
   );
 }
