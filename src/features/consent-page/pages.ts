@@ -6,15 +6,9 @@ import { formatUtcDateTime } from '../../platform/http/dates.js';
 import { CATALOGUE, type Messages } from './messages/index.js';
 import { CODE_TTL_MINUTES, type CodeError, type LinkState, type PageView } from './service.js';
 import type { ConsentAction } from '../consent-links/index.js';
+import type { ContactPerson } from '../data-principals/index.js';
 
-/** The organization's contact person (DPDP Rule 9), shown in the footer of every page. */
-export interface ContactPerson {
-  full_name: string;
-  email: string;
-  phone: string | null;
-  working_hours: string | null;
-  response_time: string | null;
-}
+export type { ContactPerson };
 
 /** What every page shows around its body: language, organization, its contact person. */
 export interface Frame {

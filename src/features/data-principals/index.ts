@@ -14,6 +14,9 @@ export {
   type ContactPersonInput,
 } from './service.js';
 export { PRINCIPAL_CTE, queueTicketNotice, type ContactPersonRow } from './repo.js';
+
+/** The organization's contact person (DPDP Rule 9) as the consent page and the Rights Center show them. */
+export type ContactPerson = Pick<import('./repo.js').ContactPersonRow, 'full_name' | 'email' | 'phone' | 'working_hours' | 'response_time'>;
 export { ContactPerson, Dpo, CodeRequestBody, CodeVerifyBody, type CodeRequestInput, type CodeVerifyInput } from './schemas.js';
 export { codeMessage } from './routes.js';
 

@@ -6,6 +6,9 @@ import { html, Html } from '../../platform/http/html.js';
 import { formatUtcDateTime } from '../../platform/http/dates.js';
 import { CATALOGUE, type Messages } from './messages/index.js';
 import type { ConsentAction } from '../consent-links/index.js';
+import type { ContactPerson } from '../data-principals/index.js';
+
+export type { ContactPerson };
 import { GRIEVANCE_CATEGORIES, parseStatusMessage } from '../grievances/index.js';
 import { RELATIONSHIPS } from '../nominees/index.js';
 
@@ -65,14 +68,6 @@ dd{margin:0;overflow-wrap:anywhere}
 
 /** The CSP source that admits exactly this stylesheet. */
 export const STYLE_HASH = `'sha256-${createHash('sha256').update(CSS).digest('base64')}'`;
-
-export interface ContactPerson {
-  full_name: string;
-  email: string;
-  phone: string | null;
-  working_hours: string | null;
-  response_time: string | null;
-}
 
 export type Section = 'consents' | 'requests' | 'nominees';
 
