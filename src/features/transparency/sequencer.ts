@@ -141,6 +141,11 @@ export function createSequencer(deps: SequencerDeps) {
       if (r.sealed === batch) continue;
       const out = { ...r, sealed: total };
       if (r.busy || checkpoint === 'never') return out;
+      // Not due yet by what this process last read (the latest checkpoint's time plus checkpointMs; a
+      // checkpoint signed elsewhere since only makes it later): no transaction to read it again. Under
+      // load every written organization is sealed each tick, and this was one more transaction each.
+      const due = checkpointDue.get(orgId);
+      if (checkpoint === 'due' && due !== undefined && clock.now().getTime() < due) return { ...out, checkpointDueAt: due };
       try {
         const c = await checkpointIfDue(orgId, checkpoint);
         return { ...out, checkpoint: c.checkpoint ? await afterCheckpoint(orgId, c.checkpoint) : null, checkpointDueAt: c.dueAt };
