@@ -4,7 +4,6 @@
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { api, call } from '../api/client';
-import type { ApiError } from '../api/errors';
 import { canChange, useSession } from '../api/use-session';
 import type { FulfilmentSettings, FulfilmentTask } from '../api/types';
 import { Field, FormError } from '../components/fields';
@@ -19,6 +18,7 @@ import { formatDateTime } from '../lib/format';
 import { intParam, oneOf, useSearchState } from '../lib/search-state';
 import { useAction } from '../lib/use-action';
 import { useApi } from '../lib/use-api';
+import { useTaskRetry } from '../lib/use-task-retry';
 import { useTitle } from '../lib/use-title';
 import { PAGES, pathTo } from '../routes';
 
@@ -34,22 +34,7 @@ export default function FulfilmentPage() {
   const offset = intParam(params, 'offset', 0);
   const query = { status: oneOf(params, 'status', TASK_STATUSES), limit, offset };
   const list = useApi(() => call(api.GET('/api/v1/fulfilment/tasks', { params: { query } })), [JSON.stringify(query)]);
-  const [notice, setNotice] = useState<{ kind: 'success' | 'error'; text: string } | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-
-  const retry = async (t: FulfilmentTask) => {
-    setBusy(t.id);
-    setNotice(null);
-    try {
-      await call(api.POST('/api/v1/fulfilment/tasks/{id}/retry', { params: { path: { id: t.id } } }));
-      setNotice({ kind: 'success', text: m.fulfilment.retried(t.system_name, t.ticket_id) });
-      list.reload();
-    } catch (e) {
-      setNotice({ kind: 'error', text: (e as ApiError).message });
-    } finally {
-      setBusy(null);
-    }
-  };
+  const { notice, busy, retry } = useTaskRetry(() => list.reload());
 
   const columns: Column<FulfilmentTask>[] = [
     { key: 'ticket', nowrap: true, header: m.fulfilment.request, render: (t) => <Link href={pathTo(PAGES.grievance, { ticketId: t.ticket_id })}>{t.ticket_id}</Link> },

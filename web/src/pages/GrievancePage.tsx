@@ -12,12 +12,12 @@ import { Notice } from '../components/Notice';
 import { DataState } from '../components/states';
 import { label, useMessages } from '../i18n';
 import type { FulfilmentTask, GrievanceWithHistory } from '../api/types';
-import { ApiError } from '../api/errors';
 import { Table, type Column } from '../components/Table';
 import { GRIEVANCE_STATUSES } from '../lib/enums';
 import { formatDate, formatDateTime, shortId } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useApi } from '../lib/use-api';
+import { useTaskRetry } from '../lib/use-task-retry';
 import { useTitle } from '../lib/use-title';
 import { PAGES } from '../routes';
 
@@ -217,21 +217,7 @@ export function TicketFulfilmentPanel({ ticketId, manager }: { ticketId: string;
   const m = useMessages();
   const f = m.fulfilment;
   const view = useApi(() => call(api.GET('/api/v1/fulfilment/tickets/{ticket_id}', { params: { path: { ticket_id: ticketId } } })), [ticketId]);
-  const [notice, setNotice] = useState<{ kind: 'success' | 'error'; text: string } | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const retry = async (t: FulfilmentTask) => {
-    setBusy(t.id);
-    setNotice(null);
-    try {
-      await call(api.POST('/api/v1/fulfilment/tasks/{id}/retry', { params: { path: { id: t.id } } }));
-      setNotice({ kind: 'success', text: f.retried(t.system_name, t.ticket_id) });
-      view.reload();
-    } catch (e) {
-      setNotice({ kind: 'error', text: ApiError.of(e).message });
-    } finally {
-      setBusy(null);
-    }
-  };
+  const { notice, busy, retry } = useTaskRetry(() => view.reload());
 
   const taskColumns: Column<FulfilmentTask>[] = [
     { key: 'system', header: f.system, render: (t) => t.system_name },
