@@ -26,6 +26,8 @@ import { fulfilmentEndpoints, seedFulfilmentOrg } from './fulfilment.js';
 import { scratchDatabase } from './scratch-db.js';
 import { createSequencer } from '../src/features/transparency/sequencer.js';
 import { systemClock } from '../src/platform/clock.js';
+import { createWebhookWorker } from '../src/platform/webhooks/worker.js';
+import { secretBox } from '../src/platform/webhooks/secrets.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = join(ROOT, 'bench/results');
@@ -855,6 +857,51 @@ async function sealBacklog(target: StoreTarget): Promise<{ sealed: number; secon
   }
 }
 
+/**
+ * Delivers the webhook events the baseline queued, unmeasured, before the service writes again. The
+ * baseline runs the services' SQL (which queues a delivery per subscribed endpoint) but has no worker;
+ * the service's worker would otherwise send all of them inside the service's next load windows (seen
+ * 2026-11-29 14:48: 81,021 deliveries after the first service round, 281,208 after the second, whose own
+ * load queues about 45,000; second rounds at 25–50%). So each server's windows pay for their own writes
+ * only: the service's include delivering its own events, as `assent serve` does.
+ */
+async function deliverBacklog(target: StoreTarget): Promise<{ delivered: number; seconds: number }> {
+  const started = Date.now();
+  const config = loadConfig({ DATA_DIR: target.dataDir ?? undefined, DATABASE_URL: target.databaseUrl ?? undefined, LOG_LEVEL: 'silent' });
+  const store = await openStore(config, 'cli');
+  let delivered = 0;
+  try {
+    const quiet = { info: () => {}, warn: () => {}, error: (o: unknown, m?: string) => log(`delivering the baseline's webhook events: ${m ?? ''} ${JSON.stringify(o)}`) };
+    const worker = createWebhookWorker({
+      db: store.db,
+      clock: systemClock,
+      secrets: secretBox(BENCH_SECRET_KEY),
+      policy: { allowPrivate: true, ownHosts: ['localhost'] },
+      log: quiet as never,
+      maxInFlight: 384,
+      maxPerEndpoint: 128,
+    });
+    for (;;) {
+      const r = await worker.runOnce();
+      delivered += r.delivered;
+      if (r.delivered + r.retrying + r.failed === 0) break;
+      if (r.delivered === 0) throw new Error(`delivering the baseline's webhook events: ${r.retrying} retrying, ${r.failed} failed, none delivered`);
+    }
+    await worker.stop();
+    return { delivered, seconds: (Date.now() - started) / 1000 };
+  } finally {
+    await store.close();
+  }
+}
+
+/** What the baseline's writes left for a service to do (sealing, deliveries), done unmeasured before a service writes. */
+async function settleBaselineWork(target: StoreTarget): Promise<void> {
+  const b = await sealBacklog(target);
+  if (b.sealed > 0) log(`${target.kind}: sealed the ${int(b.sealed)} audit entries written since the service last ran (${f1(b.seconds)} s, unmeasured)`);
+  const d = await deliverBacklog(target);
+  if (d.delivered > 0) log(`${target.kind}: delivered the ${int(d.delivered)} webhook events queued since the service last ran (${f1(d.seconds)} s, unmeasured)`);
+}
+
 async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): Promise<StoreResult> {
   const before = os.loadavg();
   const scratch = kind === 'postgres' ? await scratchDatabase(benchDatabaseUrl!, 'assent_bench') : null;
@@ -944,8 +991,7 @@ async function benchStore(kind: StoreKind, pinning: Pinning, workDir: string): P
         for (const server of orderOfRound(round)) {
           const roundNote = opts.rounds > 1 ? ` (round ${round + 1} of ${opts.rounds})` : '';
           if (phase.name === 'writes' && server === 'service') {
-            const b = await sealBacklog(target);
-            if (b.sealed > 0) log(`${kind}: sealed the ${int(b.sealed)} audit entries written since the service last ran (${f1(b.seconds)} s, unmeasured)`);
+            await settleBaselineWork(target);
           }
           log(`${kind}: starting the ${server} for the ${phase.name}${roundNote}`);
           const s = await startServer(server, target, pinning, workDir);
@@ -1051,6 +1097,7 @@ async function profileServers(target: StoreTarget, eps: Endpoint[], results: End
     for (const server of ['service', 'baseline'] as const) {
       const dir = mkdtempSync(join(workDir, 'prof-'));
       log(`${target.kind}: profiling the ${server}: ${ep.name}`);
+      if (ep.kind === 'write' && server === 'service') await settleBaselineWork(target);
       const s = await startServer(server, target, pinning, workDir, dir);
       let m: Measured;
       try {

@@ -6,6 +6,7 @@ import type { Database, Queryable, ScriptRunner } from './types.js';
 import { simpleQuery } from './pglite-simple-query.js';
 import { describeConnectionFailure, StoreUnavailableError } from './connection-errors.js';
 import { TENANT_ROLE } from './tenant-role.js';
+import { coalescingSocket, singleHost, type SocketOptions } from './coalescing-socket.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -205,7 +206,10 @@ async function openPostgres(url: string, rls: boolean, poolSize = POOL_SIZE, rea
   // would set it), so nothing sent on them escapes row-level security, even outside a tenant
   // transaction; the only per-transaction set-up left is the tenant.
   const tenantConnection = { application_name: 'assent-tenant', ...(rls ? { role: TENANT_ROLE } : {}) };
-  const tenantSql = postgres(url, { ...common, max: poolSize, connection: tenantConnection });
+  // Tenant transactions send their batches in one write each (coalescing-socket.ts): fewer wake-ups of
+  // both processes per write request.
+  const coalescing = singleHost(url) ? { socket: (o: SocketOptions) => coalescingSocket(o) } : {};
+  const tenantSql = postgres(url, { ...common, ...coalescing, max: poolSize, connection: tenantConnection } as postgres.Options<Record<string, never>>);
   const laneClient = () => postgres(url, { ...common, max: 1, connection: tenantConnection });
   const lanes = Array.from({ length: Math.max(1, readLanes) }, () => ({ sql: laneClient(), inFlight: 0 }));
   const wrap = (s: Sql | postgres.TransactionSql | postgres.ReservedSql): Queryable => ({
