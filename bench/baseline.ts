@@ -3,7 +3,8 @@
 // the service's by construction, on one connection in the order sent), and nothing else: no tenant
 // transaction (each statement commits on its own) or row-level security (the
 // organization comes from a map of Host labels loaded at start), no credentials, no validation, no
-// response schemas (JSON.stringify), no logger. Run as its own process:
+// response schemas (JSON.stringify), no logger. A request with an Idempotency-Key runs the key's own
+// statements around the change (since 2026-11-29; before, the baseline ignored the header). Run as its own process:
 //   PORT=3100 DATA_DIR=... | DATABASE_URL=... node --import tsx bench/baseline.ts
 import Fastify from 'fastify';
 import { PGlite } from '@electric-sql/pglite';
@@ -20,6 +21,7 @@ import { createSigningKeyring } from '../src/platform/crypto/signing-keys.js';
 import { BENCH_SECRET_KEY } from './secret.js';
 import { fulfilmentServices } from './fulfilment.js';
 import { hashApiKey } from '../src/platform/crypto/api-keys.js';
+import { IDEMPOTENCY_LOOKUP, IDEMPOTENCY_STORE, IDEMPOTENCY_TTL_MS, idempotencyRequestHash } from '../src/platform/http/idempotency.js';
 import type { ClaimInput } from '../src/features/fulfilment/schemas.js';
 import type { PrincipalContext } from '../src/platform/auth/access.js';
 import type { CreateGrievanceInput, UpdateGrievanceInput } from '../src/features/grievances/schemas.js';
@@ -114,7 +116,20 @@ async function main(): Promise<void> {
 
   const app = Fastify({ logger: false });
   app.get<{ Params: { user_id: string } }>('/grievance/user/:user_id', (req) => grievances.listForUser(ctxOf(req.headers.host), req.params.user_id));
-  app.post<{ Body: CreateGrievanceInput }>('/grievance', async (req, reply) => reply.code(201).send(await grievances.create(ctxOf(req.headers.host), req.body)));
+  app.post<{ Body: CreateGrievanceInput }>('/grievance', async (req, reply) => {
+    const ctx = ctxOf(req.headers.host);
+    const key = req.headers['idempotency-key'];
+    if (typeof key !== 'string') return reply.code(201).send(await grievances.create(ctx, req.body));
+    // Idempotency-Key: the feature's own statements (src/platform/http/idempotency.ts), bare: the key's
+    // lookup, then the change, then the answer stored, each committing on its own.
+    const now = new Date();
+    const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
+    const [found] = await db.system.query<{ request_hash: string | null; status_code: number | null; body: string | null }>(IDEMPOTENCY_LOOKUP, [ctx.orgId, key, cutoff]);
+    if (found?.request_hash) return reply.code(found.status_code!).type('application/json').send(found.body);
+    const body = JSON.stringify(await grievances.create(ctx, req.body));
+    await db.system.query(IDEMPOTENCY_STORE, [ctx.orgId, key, idempotencyRequestHash(req.method, req.url, req.body), 201, body, now, cutoff]);
+    return reply.code(201).type('application/json').send(body);
+  });
   app.put<{ Params: { ticket_id: string }; Body: UpdateGrievanceInput }>('/grievance/:ticket_id', (req) =>
     grievances.update(ctxOf(req.headers.host), req.params.ticket_id, req.body),
   );

@@ -139,6 +139,23 @@ async function openTransaction(db: Database, orgId: string): Promise<Pick<Idempo
   };
 }
 
+/**
+ * The key's lock and its stored answer, in one statement (the request's first): $1 organization, $2 key,
+ * $3 the oldest creation time still honoured. Exported for the benchmark's baseline (bench/baseline.ts),
+ * which runs the same statements bare.
+ */
+export const IDEMPOTENCY_LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || $2::text, 0)) as locked,
+                  k.request_hash, k.status_code, k.body
+             from (select 1) one
+             left join idempotency_keys k on k.org_id = $1::uuid and k.key = $2::text and k.created_at > $3::timestamptz`;
+
+/** The answer stored with the change: $1 organization, $2 key, $3 request hash, $4 status, $5 body, $6 now, $7 the expiry cut-off. */
+export const IDEMPOTENCY_STORE = `insert into idempotency_keys (org_id, key, request_hash, status_code, body, created_at)
+           values ($1::uuid, $2::text, $3::text, $4::int, $5::text, $6::timestamptz)
+           on conflict (org_id, key) do update
+              set request_hash = excluded.request_hash, status_code = excluded.status_code, body = excluded.body, created_at = excluded.created_at
+            where idempotency_keys.created_at <= $7::timestamptz`;
+
 /** Object keys sorted, so the same JSON body in another key order is the same request. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -152,7 +169,12 @@ function canonical(value: unknown): string {
 }
 
 function requestHash(request: FastifyRequest): string {
-  return createHash('sha256').update(`${request.method} ${request.url}\n${canonical(request.body)}`).digest('hex');
+  return idempotencyRequestHash(request.method, request.url, request.body);
+}
+
+/** What a key is bound to: the method, the URL and the body (its keys in any order). */
+export function idempotencyRequestHash(method: string, url: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${url}\n${canonical(body)}`).digest('hex');
 }
 
 function keyHeader(request: FastifyRequest): string | undefined {
@@ -210,10 +232,7 @@ export function installIdempotency(app: FastifyInstance, { db, clock }: Idempote
       let first: { locked: boolean; request_hash: string | null; status_code: number | null; body: string | null } | undefined;
       try {
         [first] = await transaction.tx.query<{ locked: boolean; request_hash: string | null; status_code: number | null; body: string | null }>(
-          `select pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || $2::text, 0)) as locked,
-                  k.request_hash, k.status_code, k.body
-             from (select 1) one
-             left join idempotency_keys k on k.org_id = $1::uuid and k.key = $2::text and k.created_at > $3::timestamptz`,
+          IDEMPOTENCY_LOOKUP,
           [tenant.orgId, key, cutoff],
         );
       } catch (e) {
@@ -255,11 +274,7 @@ export function installIdempotency(app: FastifyInstance, { db, clock }: Idempote
       const cutoff = new Date(at.getTime() - IDEMPOTENCY_TTL_MS);
       await scope.finish(true, async (tx) => {
         await tx.query(
-          `insert into idempotency_keys (org_id, key, request_hash, status_code, body, created_at)
-           values ($1::uuid, $2::text, $3::text, $4::int, $5::text, $6::timestamptz)
-           on conflict (org_id, key) do update
-              set request_hash = excluded.request_hash, status_code = excluded.status_code, body = excluded.body, created_at = excluded.created_at
-            where idempotency_keys.created_at <= $7::timestamptz`,
+          IDEMPOTENCY_STORE,
           [scope.orgId, scope.key, scope.hash, status, body, at, cutoff],
         );
       });
