@@ -144,10 +144,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandling(app);
   // Answers carry personal data: never stored by a cache, never sniffed into another type. A route that
   // chooses its own caching (the dashboard's fingerprinted files) keeps it.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // Hooks that run on every request and rarely wait are written in Fastify's callback style: an async
+  // hook costs a promise and a turn of the microtask queue even when it has nothing to wait for (issue
+  // 31; docs/performance.md, "The afternoon of 2026-11-29").
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
-    return payload;
+    done(null, payload);
   });
   installValidation(app);
   installRequestId(app);

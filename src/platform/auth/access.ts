@@ -203,9 +203,14 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     for (const method of [route.method].flat()) if (method !== 'HEAD') table.push({ method, url: route.url, access, schema: route.schema as Record<string, unknown> | undefined });
   });
 
-  app.addHook('onRequest', async (request) => {
+  // Callback style for the public routes, which wait for nothing (app.ts says why).
+  app.addHook('onRequest', (request, _reply, done) => {
     const access = request.routeOptions.config.access;
-    if (access === undefined || access === 'public') return;
+    if (access === undefined || access === 'public') return done();
+    authenticate(request, access).then(() => done(), done);
+  });
+
+  async function authenticate(request: FastifyRequest, access: Exclude<RouteAccess, 'public'>): Promise<void> {
 
     // An organization's host names the organization; on the bare host (the base domain, an IP address,
     // any other name) the credential selects it: a key or a data principal's token its own, a member's
@@ -308,6 +313,6 @@ export function installAccessControl(app: FastifyInstance, deps: AccessDeps): Ro
     if (sent && access.dataPrincipal && !access.bearer) throw AccessErrors.principalTokenRequired();
     if (key) throw AccessErrors.bearerOnly();
     throw AuthErrors.keyRequired();
-  });
+  }
   return table;
 }

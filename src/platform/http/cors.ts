@@ -142,14 +142,22 @@ export function installCors(app: FastifyInstance, deps: CorsDeps): void {
     return { bare: false, org: await deps.organizations.bySlug(address.slug) };
   };
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'OPTIONS') return;
+  // Callback style (app.ts says why): only a preflight waits for anything.
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
+    if (request.method !== 'OPTIONS') return done();
+    // A preflight it answers is not passed on (done is not called once the answer is sent).
+    preflight(request, reply).then((answered) => {
+      if (!answered) done();
+    }, done);
+  });
+
+  async function preflight(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const path = request.url.split('?')[0] ?? '/';
     const origin = headerOf(request, 'origin');
     const wanted = headerOf(request, 'access-control-request-method').toUpperCase();
-    if (!isCorsPath(path) || !origin || !wanted) return;
+    if (!isCorsPath(path) || !origin || !wanted) return false;
     const methods = deps.routes.methodsAt(path, { api: true }).filter((m) => m !== 'OPTIONS');
-    if (methods.length === 0) return; // no such endpoint: the ordinary 404
+    if (methods.length === 0) return false; // no such endpoint: the ordinary 404
     // No credential travels with a preflight: on the bare host the origin must be allowed by some
     // organization; the actual answer is then readable only if the credential's organization allows it.
     const { bare, org } = await hostOrganization(request);
@@ -161,15 +169,20 @@ export function installCors(app: FastifyInstance, deps: CorsDeps): void {
       reply.header('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS.join(', '));
       reply.header('Access-Control-Max-Age', String(MAX_AGE_SECONDS));
     }
-    return reply.code(204).send();
-  });
+    reply.code(204).send();
+    return true;
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const url = request.routeOptions.url;
-    if (!url || !isCorsPath(url) || request.method === 'OPTIONS') return payload;
+    if (!url || !isCorsPath(url) || request.method === 'OPTIONS') return done(null, payload);
     reply.header('Vary', 'Origin');
     const origin = headerOf(request, 'origin');
-    if (!origin) return payload;
+    if (!origin) return done(null, payload);
+    allowOrigin(request, reply, origin).then(() => done(null, payload), (e: Error) => done(e));
+  });
+
+  async function allowOrigin(request: FastifyRequest, reply: FastifyReply, origin: string): Promise<void> {
     // The organization the request resolved to; before that (an error of authentication), the one its
     // host names, or on the bare host the code sign-in's X-Org-Id.
     const orgId = request.tenant?.orgId ?? (await organizationOf(request, deps, { orgHeaderOnBareHost: true }).catch(() => null))?.id;
@@ -177,6 +190,5 @@ export function installCors(app: FastifyInstance, deps: CorsDeps): void {
       reply.header('Access-Control-Allow-Origin', origin);
       reply.header('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(', '));
     }
-    return payload;
-  });
+  }
 }

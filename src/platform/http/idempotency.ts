@@ -13,7 +13,7 @@
 // first statement of the transaction (PGlite is one process, where the set is the whole story).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, onSendHookHandler, preHandlerHookHandler, RouteOptions } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/types.js';
 import { AppError } from './errors.js';
@@ -290,20 +290,30 @@ export function installIdempotency(app: FastifyInstance, { db, clock }: Idempote
       const scope = request.idempotency;
       return scope ? current.run(scope, () => handler.call(this, request, reply)) : handler.call(this, request, reply);
     };
-    route.preHandler = [...[route.preHandler ?? []].flat(), begin];
+    // Callback style: a request without the header pays no promise (app.ts says why). A replayed answer
+    // is sent by begin, and then the request goes no further (done is not called).
+    const beginHook: preHandlerHookHandler = (request, reply, done) => {
+      if (keyHeader(request) === undefined) return done();
+      begin(request, reply).then((replayed) => {
+        if (replayed === undefined) done();
+      }, done);
+    };
+    route.preHandler = [...[route.preHandler ?? []].flat(), beginHook];
     // onSend sees the status and the serialized answer, and runs before anything is written.
-    route.onSend = [...[route.onSend ?? []].flat(), async (request, reply, payload) => {
-      await end(request, reply, payload);
-      return payload;
-    }];
+    const endHook: onSendHookHandler = (request, reply, payload, done) => {
+      if (!request.idempotency?.open) return done(null, payload);
+      end(request, reply, payload).then(() => done(null, payload), (e: Error) => done(e));
+    };
+    route.onSend = [...[route.onSend ?? []].flat(), endHook];
     // Whatever happened, a transaction still open when the answer has gone is rolled back.
-    route.onResponse = [...[route.onResponse ?? []].flat(), async (request) => {
+    const closeHook: onResponseHookHandler = (request, _reply, done) => {
       const scope = request.idempotency;
-      if (!scope?.open) return;
+      if (!scope?.open) return done();
       scope.open = false;
       running.delete(`${scope.orgId}\n${scope.key}`);
-      await scope.finish(false).catch(() => {});
-    }];
+      scope.finish(false).catch(() => {}).then(() => done());
+    };
+    route.onResponse = [...[route.onResponse ?? []].flat(), closeHook];
   });
 }
 

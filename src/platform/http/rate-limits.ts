@@ -93,18 +93,21 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     }
   }
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-    if (!counts(request.routeOptions)) return;
-    await take(reply, byAddress, request.ip, options.perAddress);
+  // Callback style: the routes that are not counted pay no promise (app.ts says why).
+  app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
+    if (!counts(request.routeOptions)) return done();
+    take(reply, byAddress, request.ip, options.perAddress).then(() => done(), done);
   });
 
   return {
     afterAccess() {
-      app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-        if (!counts(request.routeOptions)) return;
+      app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
         const tenant = request.tenant;
-        if (tenant?.actor.type !== 'api_key') return;
-        await take(reply, byKey, tenant.actor.id, await keyLimit(tenant.orgId));
+        if (!counts(request.routeOptions) || tenant?.actor.type !== 'api_key') return done();
+        const keyId = tenant.actor.id;
+        keyLimit(tenant.orgId)
+          .then((limit) => take(reply, byKey, keyId, limit))
+          .then(() => done(), done);
       });
     },
     limits: {

@@ -11,7 +11,8 @@ export function requestIdFrom(raw: IncomingMessage): string {
 }
 
 export function installRequestId(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('X-Request-Id', request.id);
+    done(null, payload);
   });
 }

@@ -102,27 +102,37 @@ export function installValidation(app: FastifyInstance): void {
     return finite as unknown as ReturnType<FastifySchemaCompiler<unknown>>;
   };
   app.setValidatorCompiler(compiler);
-  app.addHook('preValidation', async (request) => {
-    // Every route, before its schema: empty query values count as missing, and no text that PostgreSQL
-    // cannot store (NUL, lone surrogates) or nesting that would exhaust the stack gets further.
-    dropEmptyQueryValues(request);
-    // Parts the route declares a schema for are checked for NUL and lone surrogates by its validator
-    // (above); the others here. Nesting is checked for every body, before anything walks it recursively.
-    const schema = request.routeOptions.schema ?? {};
-    const problems = [
-      ...(schema.params ? [] : unstorable(request.params, 'path', Infinity)),
-      ...(schema.querystring ? [] : unstorable(request.query, 'query', Infinity)),
-      ...unstorable(request.body, 'body', MAX_BODY_DEPTH).filter((p) => !schema.body || p.depth),
-    ].map(({ field, message }) => ({ field, message }));
-    if (problems.length > 0) {
-      const summary = problems.map((d) => `${d.field} ${d.message}`).join('; ');
-      throw new AppError('validation_failed', `Invalid request: ${summary}`, problems);
+  // Callback style (nothing here waits; app.ts says why).
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      checkStorable(request);
+    } catch (e) {
+      return done(e as Error);
     }
-    // Strings are trimmed before validation, so lengths and "not empty" count what is stored; routes
-    // that take secrets as typed (passwords) opt out.
-    if (request.routeOptions.config.trimStrings === false) return;
-    if (request.body && typeof request.body === 'object') request.body = trimStrings(request.body);
+    done();
   });
+}
+
+function checkStorable(request: FastifyRequest): void {
+  // Every route, before its schema: empty query values count as missing, and no text that PostgreSQL
+  // cannot store (NUL, lone surrogates) or nesting that would exhaust the stack gets further.
+  dropEmptyQueryValues(request);
+  // Parts the route declares a schema for are checked for NUL and lone surrogates by its validator
+  // (above); the others here. Nesting is checked for every body, before anything walks it recursively.
+  const schema = request.routeOptions.schema ?? {};
+  const problems = [
+    ...(schema.params ? [] : unstorable(request.params, 'path', Infinity)),
+    ...(schema.querystring ? [] : unstorable(request.query, 'query', Infinity)),
+    ...unstorable(request.body, 'body', MAX_BODY_DEPTH).filter((p) => !schema.body || p.depth),
+  ].map(({ field, message }) => ({ field, message }));
+  if (problems.length > 0) {
+    const summary = problems.map((d) => `${d.field} ${d.message}`).join('; ');
+    throw new AppError('validation_failed', `Invalid request: ${summary}`, problems);
+  }
+  // Strings are trimmed before validation, so lengths and "not empty" count what is stored; routes
+  // that take secrets as typed (passwords) opt out.
+  if (request.routeOptions.config.trimStrings === false) return;
+  if (request.body && typeof request.body === 'object') request.body = trimStrings(request.body);
 }
 
 function dropEmptyQueryValues(request: FastifyRequest): void {
