@@ -48,6 +48,7 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     out: { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
+    principals: { type: 'string' },
     dist: { type: 'string' },
     only: { type: 'string' },
     'baseline-first': { type: 'boolean', default: false },
@@ -68,7 +69,7 @@ databases): the run seeds a scratch database of its own beside it and drops it a
 --baseline-first: in each phase the baseline runs before the service (to see whether the order matters).
 --rounds N: measure each endpoint N times per server, alternating which server goes first (service, baseline,
   then baseline, service: ABBA), a fresh process each time; figures are over all rounds. Default 2 (quick: 1).
---soak SECONDS [--store …] [--connections N]: instead, a soak of mixed reads and writes on each store for SECONDS
+--soak SECONDS [--store …] [--connections N] [--principals N]: instead, a soak of mixed reads and writes on each store for SECONDS
   (bench/soak.ts): errors, requests and RSS per minute.`;
 
 /** In each phase, which server is measured first (in the first round; the next round reverses it, and so on). */
@@ -83,7 +84,14 @@ if (args.help) {
 
 if (args.soak !== undefined) {
   const { soak } = await import('./soak.js');
-  process.exit(await soak({ seconds: Number(args.soak), store: args.store, connections: args.connections === undefined ? undefined : Number(args.connections) }));
+  process.exit(
+    await soak({
+      seconds: Number(args.soak),
+      store: args.store,
+      connections: args.connections === undefined ? undefined : Number(args.connections),
+      principals: args.principals === undefined ? undefined : Number(args.principals),
+    }),
+  );
 }
 
 const quick = args.quick;
